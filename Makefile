@@ -1,0 +1,94 @@
+# exitscope — build the command, the runtime and the tests.
+#   make            build/exitscope, build/lib/libexitscope.so, test targets
+#   make test       build and run the whole test suite (ends with "N passed, N failed")
+#   make demo       run the bundled demo under exitscope
+#   make asan       unit tests and torture targets under ASan/UBSan (CLI + unit tests)
+#   make valgrind   unit tests under valgrind
+#   make bench      benchmarks (see bench/)
+#   make install PREFIX=/usr/local
+
+CC      ?= cc
+PREFIX  ?= /usr/local
+O       ?= build
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+CFLAGS  ?= -O2 -g
+CFLAGS  += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc -I$(O)/gen -MMD -MP
+# The runtime is a guest inside someone else's process: no stack protector
+# (it runs before and beside the program's TLS set-up), hidden symbols.
+RT_CFLAGS := -fPIC -fvisibility=hidden -fno-stack-protector -fno-builtin -ftls-model=initial-exec \
+             -fno-omit-frame-pointer
+RT_LDFLAGS := -shared -Wl,--version-script=src/runtime/exports.map -Wl,-z,now -Wl,-z,noexecstack
+
+COMMON_SRC  := $(wildcard src/common/*.c)
+RUNTIME_SRC := $(wildcard src/runtime/*.c) $(wildcard src/runtime/*.S)
+CLI_SRC     := $(wildcard src/cli/*.c)
+TARGET_SRC  := $(wildcard tests/targets/*.c)
+UNIT_SRC    := $(wildcard tests/unit/*.c)
+
+RUNTIME_OBJ := $(patsubst %,$(O)/rt/%.o,$(RUNTIME_SRC) $(COMMON_SRC))
+CLI_OBJ     := $(patsubst %,$(O)/cli/%.o,$(CLI_SRC) $(COMMON_SRC))
+TARGETS     := $(patsubst tests/targets/%.c,$(O)/targets/%,$(TARGET_SRC))
+UNITS       := $(patsubst tests/unit/%.c,$(O)/unit/%,$(UNIT_SRC))
+GEN         := $(O)/gen/syscall_table.h
+
+all: $(O)/exitscope $(O)/lib/libexitscope.so $(TARGETS) $(UNITS)
+
+$(GEN): scripts/gen-syscall-table.sh
+	@mkdir -p $(dir $@)
+	sh scripts/gen-syscall-table.sh > $@.tmp && mv $@.tmp $@
+
+$(O)/rt/%.c.o: %.c $(GEN)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(RT_CFLAGS) -DXS_RUNTIME -c $< -o $@
+$(O)/rt/%.S.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(RT_CFLAGS) -DXS_RUNTIME -c $< -o $@
+$(O)/cli/%.c.o: %.c $(GEN)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(O)/lib/libexitscope.so: $(RUNTIME_OBJ) src/runtime/exports.map
+	@mkdir -p $(dir $@)
+	$(CC) $(RT_LDFLAGS) -o $@ $(RUNTIME_OBJ) -nostartfiles
+
+$(O)/exitscope: $(CLI_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ)
+
+# Test targets: small programs that do one thing each. Built with frame
+# pointers so later profiler tests can use them too.
+$(O)/targets/%: tests/targets/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -Iinclude -o $@ $< -lpthread
+
+$(O)/unit/%: tests/unit/%.c $(COMMON_SRC) $(GEN)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(UNIT_CFLAGS) -o $@ $< $(COMMON_SRC)
+
+test: all
+	tests/run
+
+demo: all
+	tests/demo.sh
+
+asan:
+	$(MAKE) O=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+	    LDFLAGS="-fsanitize=address,undefined" build-asan/exitscope $(patsubst $(O)/%,build-asan/%,$(UNITS))
+	XS_BUILD=build-asan tests/run-unit
+
+valgrind: all
+	XS_UNIT_WRAPPER="valgrind -q --error-exitcode=99 --leak-check=full" tests/run-unit
+
+bench: all
+	bench/run
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/exitscope $(DESTDIR)$(PREFIX)/include
+	install -m 755 $(O)/exitscope $(DESTDIR)$(PREFIX)/bin/exitscope
+	install -m 755 $(O)/lib/libexitscope.so $(DESTDIR)$(PREFIX)/lib/exitscope/libexitscope.so
+	install -m 644 include/exitscope.h $(DESTDIR)$(PREFIX)/include/exitscope.h
+
+clean:
+	rm -rf build build-asan
+
+.PHONY: all test demo asan valgrind bench install clean
+-include $(shell find $(O) -name '*.d' 2>/dev/null)

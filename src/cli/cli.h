@@ -1,0 +1,25 @@
+/*
+ * The exitscope command: one file per subcommand, dispatched from the
+ * table in main.c. Exit statuses are part of the user contract.
+ */
+#ifndef XS_CLI_H
+#define XS_CLI_H
+
+enum xs_status {
+	XS_EXIT_OK = 0,
+	XS_EXIT_USAGE = 2,
+	XS_EXIT_NO_DISPATCH = 121,	/* kernel without Syscall User Dispatch */
+	XS_EXIT_SETUID = 122,		/* setuid/setgid program */
+	XS_EXIT_STATIC = 123,		/* statically linked program */
+	XS_EXIT_OUTPUT = 124,		/* unusable --output-dir or --log */
+	XS_EXIT_INTERNAL = 125,		/* runtime missing, exec failed */
+	XS_EXIT_NOEXEC = 126,		/* not executable, or not x86-64 */
+	XS_EXIT_NOTFOUND = 127,		/* no such program */
+};
+
+int cmd_run(int argc, char **argv);
+
+/* Print "exitscope: MSG" to stderr. */
+void xs_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,267 @@
+/*
+ * exitscope run: check that the program can run behind the boundary, set
+ * up the runtime's environment, and become the program (exec). Because
+ * exitscope becomes the program, the program keeps exitscope's pid, its
+ * parent, its job control, and its exit status or death by signal (which a
+ * shell shows as 128+N); `kill -USR1 $!` reaches the program itself.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <linux/prctl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cli/cli.h"
+
+static const char g_run_usage[] =
+	"usage: exitscope run [OPTIONS] [--] PROGRAM [ARG...]\n"
+	"  -o, --output-dir DIR   where exitscope-PID.jsonl records go (default: .)\n"
+	"      --format FMT       text (default) | gramine | none: what the log shows\n"
+	"      --log FILE         write the log to FILE instead of the program's stderr\n"
+	"  -h, --help             this text\n";
+
+/* Find PROGRAM as execvp would: a name with a slash as is, else on PATH. */
+static int resolve_program(const char *name, char *path, size_t size)
+{
+	if (strchr(name, '/')) {
+		if (snprintf(path, size, "%s", name) >= (int)size)
+			return -ENAMETOOLONG;
+		return access(path, F_OK) == 0 ? 0 : -errno;
+	}
+	const char *p = getenv("PATH");
+	if (!p)
+		p = "/usr/local/bin:/usr/bin:/bin";
+	int err = -ENOENT;
+	while (*p) {
+		size_t len = strcspn(p, ":");
+		if (snprintf(path, size, "%.*s%s%s", (int)len, p, len ? "/" : "", name) < (int)size) {
+			struct stat st;
+			if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+				if (access(path, X_OK) == 0)
+					return 0;
+				err = -EACCES;
+			}
+		}
+		p += len;
+		if (*p == ':')
+			p++;
+	}
+	return err;
+}
+
+/*
+ * Can the runtime be preloaded into path? 0 when yes, else an exit status
+ * after printing the reason. Scripts are judged by their interpreter.
+ */
+static int check_program(const char *shown, const char *path, int depth)
+{
+	struct stat st;
+	if (stat(path, &st) < 0) {
+		xs_error("'%s': %s", shown, strerror(errno));
+		return errno == ENOENT ? XS_EXIT_NOTFOUND : XS_EXIT_NOEXEC;
+	}
+	if (!S_ISREG(st.st_mode) || access(path, X_OK) < 0) {
+		xs_error("'%s': not an executable file", shown);
+		return XS_EXIT_NOEXEC;
+	}
+	if (st.st_mode & (S_ISUID | S_ISGID)) {
+		xs_error("'%s' is setuid/setgid: the loader ignores LD_PRELOAD for it, so exitscope cannot run it",
+			 shown);
+		return XS_EXIT_SETUID;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		xs_error("'%s': %s", shown, strerror(errno));
+		return XS_EXIT_NOEXEC;
+	}
+	unsigned char head[256];
+	ssize_t n = pread(fd, head, sizeof(head) - 1, 0);
+	if (n >= 2 && head[0] == '#' && head[1] == '!') {
+		close(fd);
+		head[n] = 0;
+		char *interp = (char *)head + 2;
+		interp += strspn(interp, " \t");
+		interp[strcspn(interp, " \t\n")] = 0;
+		if (depth > 4 || !*interp) {
+			xs_error("'%s': bad interpreter line", shown);
+			return XS_EXIT_NOEXEC;
+		}
+		return check_program(interp, interp, depth + 1);
+	}
+	Elf64_Ehdr eh;
+	if (n < (ssize_t)sizeof(eh) || memcmp(head, ELFMAG, SELFMAG) != 0) {
+		close(fd);
+		xs_error("'%s': not an ELF executable or script", shown);
+		return XS_EXIT_NOEXEC;
+	}
+	memcpy(&eh, head, sizeof(eh));
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64) {
+		close(fd);
+		xs_error("'%s': not an x86-64 program; exitscope runs x86-64 programs only", shown);
+		return XS_EXIT_NOEXEC;
+	}
+	bool dynamic = false;
+	for (int i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) != sizeof(ph))
+			break;
+		if (ph.p_type == PT_INTERP)
+			dynamic = true;
+	}
+	close(fd);
+	if (!dynamic) {
+		xs_error("'%s' is statically linked: exitscope needs a dynamically linked program", shown);
+		return XS_EXIT_STATIC;
+	}
+	return 0;
+}
+
+/* The runtime beside this binary: build tree (lib/) or installed tree. */
+static int find_runtime(char *out, size_t size)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n < 0)
+		return -1;
+	self[n] = 0;
+	char *slash = strrchr(self, '/');
+	*slash = 0;
+	const char *candidates[] = { "/lib/libexitscope.so", "/../lib/exitscope/libexitscope.so" };
+	for (size_t i = 0; i < 2; i++) {
+		char path[PATH_MAX + 64];
+		snprintf(path, sizeof(path), "%s%s", self, candidates[i]);
+		if (realpath(path, out) && access(out, R_OK) == 0 && strlen(out) < size)
+			return 0;
+	}
+	return -1;
+}
+
+static int set_env(const char *name, const char *value)
+{
+	if (setenv(name, value, 1) < 0) {
+		xs_error("cannot set %s: %s", name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output-dir", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "log", required_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *dir = ".", *format = "text", *log = NULL;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			dir = optarg;
+			break;
+		case 'f':
+			format = optarg;
+			if (strcmp(format, "text") && strcmp(format, "gramine") && strcmp(format, "none")) {
+				xs_error("unknown --format '%s' (text, gramine or none)", format);
+				return XS_EXIT_USAGE;
+			}
+			break;
+		case 'l':
+			log = optarg;
+			break;
+		case 'h':
+			fputs(g_run_usage, stdout);
+			return XS_EXIT_OK;
+		default:
+			if (optopt)
+				xs_error("option '-%c' %s", optopt,
+					 strchr("o", optopt) ? "needs a value" : "is not known");
+			else
+				xs_error("option '%s' is not known or needs a value", argv[optind - 1]);
+			fputs(g_run_usage, stderr);
+			return XS_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		xs_error("run: no program given");
+		fputs(g_run_usage, stderr);
+		return XS_EXIT_USAGE;
+	}
+	char **prog_argv = argv + optind;
+
+	char path[PATH_MAX];
+	int r = resolve_program(prog_argv[0], path, sizeof(path));
+	if (r < 0) {
+		xs_error("'%s': %s", prog_argv[0], r == -ENOENT ? "no such program" : strerror(-r));
+		return r == -ENOENT ? XS_EXIT_NOTFOUND : XS_EXIT_NOEXEC;
+	}
+	int status = check_program(prog_argv[0], path, 0);
+	if (status)
+		return status;
+
+	if (prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, 0, 0, 0) < 0) {
+		xs_error("this kernel has no Syscall User Dispatch (Linux 5.11+ with CONFIG_GENERIC_ENTRY): %s",
+			 strerror(errno));
+		return XS_EXIT_NO_DISPATCH;
+	}
+
+	char absdir[PATH_MAX];
+	struct stat st;
+	if (!realpath(dir, absdir) || stat(absdir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		xs_error("output directory '%s': %s", dir, errno ? strerror(errno) : "not a directory");
+		return XS_EXIT_OUTPUT;
+	}
+	if (access(absdir, W_OK | X_OK) < 0) {
+		xs_error("output directory '%s' is not writable: %s", dir, strerror(errno));
+		return XS_EXIT_OUTPUT;
+	}
+	char abslog[PATH_MAX];
+	if (log) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			xs_error("cannot open log '%s': %s", log, strerror(errno));
+			return XS_EXIT_OUTPUT;
+		}
+		close(fd);
+		if (!realpath(log, abslog)) {
+			xs_error("cannot resolve log '%s': %s", log, strerror(errno));
+			return XS_EXIT_OUTPUT;
+		}
+	}
+
+	char lib[PATH_MAX];
+	if (find_runtime(lib, sizeof(lib)) < 0) {
+		xs_error("cannot find libexitscope.so next to this exitscope binary");
+		return XS_EXIT_INTERNAL;
+	}
+	const char *user_preload = getenv("LD_PRELOAD");
+	char preload[2 * PATH_MAX + 2];
+	snprintf(preload, sizeof(preload), "%s%s%s", lib, user_preload && *user_preload ? ":" : "",
+		 user_preload ? user_preload : "");
+	if ((user_preload && set_env("EXITSCOPE_PRELOAD_ORIG", user_preload)) ||
+	    set_env("LD_PRELOAD", preload) || set_env("EXITSCOPE_LIB", lib) ||
+	    set_env("EXITSCOPE_DIR", absdir) || set_env("EXITSCOPE_FORMAT", format) ||
+	    (log && set_env("EXITSCOPE_LOG", abslog)))
+		return XS_EXIT_INTERNAL;
+	if (!log)
+		unsetenv("EXITSCOPE_LOG");
+	unsetenv("EXITSCOPE_LOG_FD");	/* the runtime takes fd 2 as it finds it */
+	unsetenv("EXITSCOPE_HANDOFF");
+
+	execv(path, prog_argv);
+	int err = errno;
+	xs_error("cannot run '%s': %s", prog_argv[0], strerror(err));
+	return err == ENOENT ? XS_EXIT_NOTFOUND : err == ENOEXEC || err == EACCES ? XS_EXIT_NOEXEC
+								      : XS_EXIT_INTERNAL;
+}

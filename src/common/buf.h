@@ -1,0 +1,37 @@
+/*
+ * A growable text buffer with the few formatters exitscope needs (decimal,
+ * fixed point, padding, JSON strings). It never calls malloc itself: the
+ * owner supplies a grow function, so the runtime can back it with mmap
+ * inside a signal handler and the CLI with realloc. After a failed grow the
+ * buffer stays valid, keeps what fitted, and has failed set.
+ */
+#ifndef XS_COMMON_BUF_H
+#define XS_COMMON_BUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct xs_buf {
+	char *data;
+	size_t len;
+	size_t cap;
+	bool failed;
+	/* Make room for at least need bytes in total; 0 or a negative errno. */
+	int (*grow)(struct xs_buf *b, size_t need);
+};
+
+void xs_buf_addn(struct xs_buf *b, const char *s, size_t n);
+void xs_buf_add(struct xs_buf *b, const char *s);
+void xs_buf_addc(struct xs_buf *b, char c);
+/* Decimal, right-aligned in width columns (0: no padding). */
+void xs_buf_u64(struct xs_buf *b, uint64_t v, int width);
+void xs_buf_i64(struct xs_buf *b, int64_t v, int width);
+/* value / 10^decimals with that many decimals, right-aligned in width. */
+void xs_buf_fixed(struct xs_buf *b, uint64_t value, int decimals, int width);
+/* s left-aligned, padded with spaces to width. */
+void xs_buf_pad(struct xs_buf *b, const char *s, int width);
+/* s as a JSON string literal, quotes included. */
+void xs_buf_json_str(struct xs_buf *b, const char *s);
+
+#endif

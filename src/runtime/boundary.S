@@ -1,0 +1,166 @@
+/*
+ * The allowed region: every `syscall` instruction the runtime owns, and the
+ * stubs through which calls that must run in the program's own context
+ * (rt_sigreturn, clone with a new stack, vfork) continue. Syscall User
+ * Dispatch lets calls issued from [xs_region_start, xs_region_end) through;
+ * the kernel checks the address after the instruction, so the region ends
+ * with padding.
+ */
+	.section .text.xs_region,"ax",@progbits
+	.p2align 4
+	.globl xs_region_start
+	.hidden xs_region_start
+xs_region_start:
+
+/* long xs_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6) */
+	.globl xs_syscall6
+	.hidden xs_syscall6
+	.type xs_syscall6,@function
+xs_syscall6:
+	.cfi_startproc
+	movq %rdi, %rax
+	movq %rsi, %rdi
+	movq %rdx, %rsi
+	movq %rcx, %rdx
+	movq %r8, %r10
+	movq %r9, %r8
+	movq 8(%rsp), %r9
+	syscall
+	ret
+	.cfi_endproc
+	.size xs_syscall6, .-xs_syscall6
+
+/* The sa_restorer of every handler the runtime installs. */
+	.globl xs_restorer
+	.hidden xs_restorer
+	.type xs_restorer,@function
+	.p2align 4
+	nop
+xs_restorer:
+	movq $15, %rax
+	syscall
+	hlt
+	.size xs_restorer, .-xs_restorer
+
+/* The program's own rt_sigreturn, moved out of the SIGSYS handler: rsp
+ * points at the program's signal frame again. */
+	.globl xs_stub_sigreturn
+	.hidden xs_stub_sigreturn
+	.type xs_stub_sigreturn,@function
+xs_stub_sigreturn:
+	movq $15, %rax
+	syscall
+	hlt
+	.size xs_stub_sigreturn, .-xs_stub_sigreturn
+
+/*
+ * clone/clone3/vfork continued in the program's context. On entry every
+ * register is the program's at the call (rax = number). Afterwards the
+ * parent asks xs_redirect_parent (its block's redirect stack) where to go
+ * back; the child asks xs_child_start, which sets up its block and dispatch.
+ * All registers but rax, rcx and r11 come back as the program left them,
+ * as after a real syscall.
+ */
+.macro SAVE_ARGS
+	pushq %rdi
+	pushq %rsi
+	pushq %rdx
+	pushq %r8
+	pushq %r9
+	pushq %r10
+	pushq %rbp
+	movq %rsp, %rbp
+	andq $-16, %rsp
+.endm
+.macro RESTORE_ARGS
+	movq %rbp, %rsp
+	popq %rbp
+	popq %r10
+	popq %r9
+	popq %r8
+	popq %rdx
+	popq %rsi
+	popq %rdi
+.endm
+
+	.globl xs_stub_clone_newstack
+	.hidden xs_stub_clone_newstack
+	.type xs_stub_clone_newstack,@function
+xs_stub_clone_newstack:
+	syscall
+	testq %rax, %rax
+	jnz redirect_parent
+	/* Child on its new stack: the handoff (rip, block, kind) sits at
+	 * sp-152..sp-128, below where a red zone would be. */
+	leaq -152(%rsp), %rax
+	xchgq %rax, %rsp		/* rsp = handoff, rax = the child's sp */
+	pushq %rax
+	SAVE_ARGS
+	leaq 64(%rbp), %rdi		/* &handoff: just above the saved sp */
+	call xs_child_start_handoff
+	movq %rax, %r11
+	RESTORE_ARGS
+	popq %rsp
+	xorl %eax, %eax
+	jmp *%r11
+	.size xs_stub_clone_newstack, .-xs_stub_clone_newstack
+
+	.globl xs_stub_clone_samestack
+	.hidden xs_stub_clone_samestack
+	.type xs_stub_clone_samestack,@function
+xs_stub_clone_samestack:
+	syscall
+	testq %rax, %rax
+	jnz redirect_parent
+	/* Child on the parent's stack (vfork): the parent is suspended, so its
+	 * block's redirect stack still holds the handoff. */
+	leaq -128(%rsp), %rsp
+	SAVE_ARGS
+	call xs_child_start_shared
+	movq %rax, %r11
+	RESTORE_ARGS
+	leaq 128(%rsp), %rsp
+	xorl %eax, %eax
+	jmp *%r11
+
+redirect_parent:
+	leaq -128(%rsp), %rsp
+	SAVE_ARGS
+	movq %rax, %rdi
+	call xs_redirect_parent		/* returns rax = result, rdx = rip */
+	movq %rdx, %r11
+	movq %rax, %rcx
+	RESTORE_ARGS
+	leaq 128(%rsp), %rsp
+	movq %rcx, %rax
+	jmp *%r11
+	.size xs_stub_clone_samestack, .-xs_stub_clone_samestack
+
+/* long xs_copy_user(void *dst, const void *src, size_t n): a fault in here
+ * resumes at xs_copy_user_fault (signals.c edits the context). */
+	.globl xs_copy_user
+	.hidden xs_copy_user
+	.globl xs_copy_user_end
+	.hidden xs_copy_user_end
+	.globl xs_copy_user_fault
+	.hidden xs_copy_user_fault
+	.type xs_copy_user,@function
+xs_copy_user:
+	movq %rdx, %rcx
+	rep movsb
+	xorl %eax, %eax
+	ret
+xs_copy_user_end:
+xs_copy_user_fault:
+	movq $-14, %rax
+	ret
+	.size xs_copy_user, .-xs_copy_user
+
+	.p2align 4
+	.globl xs_region_end
+	.hidden xs_region_end
+	nop
+	nop
+xs_region_end:
+	int3
+	.section .note.GNU-stack,"",@progbits

@@ -1,0 +1,202 @@
+/*
+ * The boundary: every system call the program issues outside the allowed
+ * region raises SIGSYS (Syscall User Dispatch) and arrives here. The handler
+ * counts the exit in the calling thread's own block, runs the call (or the
+ * runtime's version of it, for calls that touch what the runtime owns:
+ * signal state, tasks, its file descriptors) and counts the enter.
+ *
+ * The handler is installed with an empty mask and SA_NODEFER, so the
+ * program's signals interrupt a blocking call it runs exactly as they would
+ * interrupt the program (EINTR or restart, as the program chose).
+ */
+#include <errno.h>
+#include <linux/prctl.h>
+#include <sys/syscall.h>
+#include <asm/prctl.h>
+#include "runtime/runtime.h"
+
+#ifndef SYS_USER_DISPATCH
+#define SYS_USER_DISPATCH 2
+#endif
+
+int xs_dispatch_enable(void)
+{
+	long len = xs_region_end - xs_region_start;
+	long r = xs_sys5(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
+			 (long)xs_region_start, len, 0);
+	return (int)r;
+}
+
+static inline void count_exit(struct xs_thread *t, long nr, uint64_t *t0)
+{
+	xs_section_enter_wait(t);
+	t->c.exits++;
+	t->c.sys[nr].calls++;
+	*t0 = xs_now_mono();
+	xs_section_leave(t);
+}
+
+void xs_count_return(struct xs_thread *t, long nr, long ret, uint64_t t0)
+{
+	xs_section_enter_wait(t);
+	t->c.enters++;
+	t->c.sys[nr].ns += xs_now_mono() - t0;
+	if ((unsigned long)ret > -4096UL)
+		t->c.sys[nr].errors++;
+	xs_section_leave(t);
+}
+
+/* ARCH_SET_GS/ARCH_GET_GS: %gs is the runtime's; keep the program's value
+ * aside so that saving and restoring it works. */
+static long arch_prctl_gs(struct xs_thread *t, const long *a)
+{
+	if (a[0] == ARCH_SET_GS) {
+		t->program_gs = (unsigned long)a[1];
+		return 0;
+	}
+	unsigned long v = t->program_gs;
+	return xs_copy_user((void *)a[1], &v, sizeof(v));
+}
+
+/* Calls that install a signal mask while they wait: run them with a copy
+ * that leaves the runtime's signals deliverable. */
+static long masked_wait(long nr, long *a, int mask_arg)
+{
+	uint64_t mask;
+	if (nr == SYS_pselect6) {
+		/* arg 5 points at { const sigset_t *ss; size_t ss_len; } */
+		struct { const void *ss; size_t len; } data, copy;
+		if (!a[5])
+			return xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		if (xs_copy_user(&data, (void *)a[5], sizeof(data)) < 0)
+			return -EFAULT;
+		copy = data;
+		if (data.ss) {
+			long r = xs_sig_sanitize_mask(data.ss, (long)data.len, &mask);
+			if (r < 0)
+				return r;
+			copy.ss = &mask;
+		}
+		return xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], (long)&copy);
+	}
+	long size = nr == SYS_rt_sigsuspend ? a[1] : a[mask_arg + 1];
+	if (!a[mask_arg])
+		return xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	long r = xs_sig_sanitize_mask((void *)a[mask_arg], size, &mask);
+	if (r < 0)
+		return r;
+	long b[6] = { a[0], a[1], a[2], a[3], a[4], a[5] };
+	b[mask_arg] = (long)&mask;
+	return xs_syscall6(nr, b[0], b[1], b[2], b[3], b[4], b[5]);
+}
+
+/* Run call nr for the program; says whether its return is to be counted. */
+static enum xs_outcome run_call(struct xs_thread *t, long nr, long *a, ucontext_t *uc, uint64_t t0, long *ret)
+{
+	greg_t *r = uc->uc_mcontext.gregs;
+
+	switch (nr) {
+	case SYS_rt_sigaction:
+		*ret = xs_sig_action(t, a[0], (void *)a[1], (void *)a[2], a[3]);
+		return XS_RETURNED;
+	case SYS_rt_sigprocmask:
+		*ret = xs_sig_procmask(a[0], (void *)a[1], (void *)a[2], a[3], uc);
+		return XS_RETURNED;
+	case SYS_sigaltstack:
+		*ret = xs_sig_altstack((void *)a[0], (void *)a[1], uc);
+		return XS_RETURNED;
+	case SYS_rt_sigreturn:
+		/* The program's own restorer: return through the stub, with
+		 * the stack pointer at the program's frame. Never returns. */
+		r[REG_RIP] = (greg_t)xs_stub_sigreturn;
+		return XS_ELSEWHERE;
+	case SYS_rt_sigsuspend:
+		*ret = masked_wait(nr, a, 0);
+		return XS_RETURNED;
+	case SYS_ppoll:
+		*ret = masked_wait(nr, a, 3);
+		return XS_RETURNED;
+	case SYS_pselect6:
+		*ret = masked_wait(nr, a, 5);
+		return XS_RETURNED;
+	case SYS_epoll_pwait:
+	case SYS_epoll_pwait2:
+		*ret = masked_wait(nr, a, 4);
+		return XS_RETURNED;
+	case SYS_clone:
+	case SYS_clone3:
+	case SYS_fork:
+	case SYS_vfork:
+		return xs_task_clone(t, nr, a, uc, t0, ret);
+	case SYS_execve:
+	case SYS_execveat:
+		*ret = xs_task_exec(t, nr, a);
+		return XS_RETURNED;
+	case SYS_exit:
+		xs_task_exit_thread(t, a[0]);
+		return XS_ELSEWHERE;	/* not reached */
+	case SYS_exit_group:
+		xs_task_exit_group(t, a[0]);
+		return XS_ELSEWHERE;	/* not reached */
+	case SYS_close:
+		*ret = xs_fd_close(a[0]);
+		return XS_RETURNED;
+	case SYS_close_range:
+		*ret = xs_fd_close_range(a[0], a[1], a[2]);
+		return XS_RETURNED;
+	case SYS_dup2:
+	case SYS_dup3:
+		*ret = xs_fd_dup_onto(nr, a);
+		return XS_RETURNED;
+	case SYS_arch_prctl:
+		if (a[0] == ARCH_SET_GS || a[0] == ARCH_GET_GS) {
+			*ret = arch_prctl_gs(t, a);
+			return XS_RETURNED;
+		}
+		break;
+	}
+	*ret = xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	return XS_RETURNED;
+}
+
+/* SIGSYS: a dispatched system call, or a SIGSYS for the program (seccomp). */
+void xs_sigsys_handler(int sig, siginfo_t *info, void *ctx);
+void xs_sigsys_handler(int sig, siginfo_t *info, void *ctx)
+{
+	ucontext_t *uc = ctx;
+	greg_t *r = uc->uc_mcontext.gregs;
+	int saved_errno = errno;
+
+	if (info->si_code != SYS_USER_DISPATCH) {
+		xs_forward_sigsys(info, uc);
+		errno = saved_errno;
+		return;
+	}
+	long nr = r[REG_RAX];
+	long a[6] = { r[REG_RDI], r[REG_RSI], r[REG_RDX], r[REG_R10], r[REG_R8], r[REG_R9] };
+	struct xs_thread *t = xs_self();
+
+	/* A trap while the thread is inside a counting section is the
+	 * runtime's own (a vDSO fallback, say): run it, count nothing. */
+	if (XS_UNLIKELY(!t || (t->seq & 1))) {
+		r[REG_RAX] = xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		errno = saved_errno;
+		return;
+	}
+	long slot = (unsigned long)nr < XS_NR_SYSCALLS ? nr : XS_NR_OTHER;
+	uint64_t t0;
+	long ret = 0;
+	count_exit(t, slot, &t0);
+	switch (run_call(t, nr, a, uc, t0, &ret)) {
+	case XS_RETURNED:
+		xs_count_return(t, slot, ret, t0);
+		r[REG_RAX] = ret;
+		break;
+	case XS_NEW_PROCESS:
+		r[REG_RAX] = ret;
+		break;
+	case XS_ELSEWHERE:
+		break;
+	}
+	errno = saved_errno;
+}

@@ -1,0 +1,359 @@
+/*
+ * Per-thread counter blocks and the thread registry.
+ *
+ * All of it lives in one anonymous private mapping, the arena: a process
+ * header, then fixed 16 KiB slots, one per thread. The arena is marked
+ * MADV_WIPEONFORK, so a fork child starts with an empty registry and zero
+ * counts without any clean-up. %gs points at the calling thread's slot.
+ *
+ * A slot is written by its owner only. Readers (process end, exec) stop the
+ * world first: they set g_proc->exiting, force a barrier on every running
+ * thread (membarrier), and wait until no thread is inside a counting section;
+ * a thread that reaches a section afterwards parks until the process is gone
+ * (or, if exec fails, until the world resumes).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <linux/membarrier.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <asm/prctl.h>
+#include <string.h>
+#include <time.h>
+#include "runtime/runtime.h"
+
+#define ARENA_HEADER_SIZE 65536
+#define ARENA_SIZE (ARENA_HEADER_SIZE + (size_t)XS_MAX_THREADS * XS_SLOT_SIZE)
+
+_Static_assert(sizeof(struct xs_thread) <= XS_SLOT_SIZE, "a thread block must fit 16 KiB");
+_Static_assert(sizeof(struct xs_process) <= ARENA_HEADER_SIZE, "process header too large");
+
+struct xs_process *g_proc;
+static char *g_slots;
+static bool g_have_membarrier;
+
+uint64_t xs_now_mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t xs_now_real(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void xs_block_all_signals(sigset_t *old)
+{
+	uint64_t all = ~0ULL & ~XS_SIGBIT(SIGSYS) & ~XS_SIGBIT(SIGSEGV) & ~XS_SIGBIT(SIGBUS);
+	xs_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &all, old, 8);
+}
+
+void xs_restore_signals(const sigset_t *old)
+{
+	xs_sys4(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, 8);
+}
+
+static void spin_lock(volatile int *l)
+{
+	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+		while (*l)
+			xs_sys0(SYS_sched_yield);
+}
+
+static void spin_unlock(volatile int *l)
+{
+	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
+
+static struct xs_thread *slot_at(uint32_t i)
+{
+	return (struct xs_thread *)(g_slots + (size_t)i * XS_SLOT_SIZE);
+}
+
+static void process_open(int pid)
+{
+	g_proc->pid = pid;
+	g_proc->window_start_ns = xs_now_real();
+	g_proc->window_start_mono = xs_now_mono();
+	xs_usage_self_process(&g_proc->usage_base);
+}
+
+int xs_counters_init(void)
+{
+	long p = xs_syscall6(SYS_mmap, 0, ARENA_SIZE, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if ((unsigned long)p > -4096UL)
+		return (int)p;
+	xs_sys3(SYS_madvise, p, ARENA_SIZE, MADV_WIPEONFORK);
+	g_proc = (struct xs_process *)p;
+	g_slots = (char *)p + ARENA_HEADER_SIZE;
+	if (xs_sys3(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
+		g_have_membarrier = true;
+	process_open((int)xs_sys0(SYS_getpid));
+	return 0;
+}
+
+/* Fold a dead thread into the process's retired counts; registry locked. */
+static void reclaim(struct xs_thread *t)
+{
+	xs_counters_add(&g_proc->retired, &t->c);
+	g_proc->retired.minor_faults += t->usage_at_exit.minor_faults;
+	g_proc->retired.major_faults += t->usage_at_exit.major_faults;
+	g_proc->retired.preemptions += t->usage_at_exit.preemptions;
+	g_proc->retired_threads++;
+	t->state = XS_SLOT_FREE;
+}
+
+struct xs_thread *xs_thread_alloc(enum xs_task_kind kind, int pid)
+{
+	static int warned;
+	sigset_t old;
+	struct xs_thread *t = NULL;
+
+	xs_block_all_signals(&old);
+	spin_lock(&g_proc->lock);
+	for (uint32_t i = 0; i < g_proc->slots_used; i++)
+		if (slot_at(i)->state == XS_SLOT_FREE) {
+			t = slot_at(i);
+			break;
+		}
+	if (!t && g_proc->slots_used < XS_MAX_THREADS)
+		t = slot_at(g_proc->slots_used++);
+	if (!t) {
+		/* Every slot taken: reclaim the dead (they are folded into
+		 * the retired totals and no longer listed one by one). */
+		for (uint32_t i = 0; i < g_proc->slots_used; i++)
+			if (slot_at(i)->state == XS_SLOT_DEAD && slot_at(i)->kind == XS_KIND_THREAD) {
+				reclaim(slot_at(i));
+				if (!t)
+					t = slot_at(i);
+			}
+	}
+	if (t) {
+		memset(t, 0, sizeof(*t));
+		t->self = t;
+		t->kind = kind;
+		t->pid = pid;
+		t->state = XS_SLOT_LIVE;
+		if (kind == XS_KIND_THREAD)
+			g_proc->live++;
+	}
+	spin_unlock(&g_proc->lock);
+	xs_restore_signals(&old);
+	if (!t)
+		xs_warn_once(&warned, "exitscope: more than 4096 live threads; new threads are not counted\n");
+	return t;
+}
+
+void xs_thread_free(struct xs_thread *t)
+{
+	sigset_t old;
+	xs_block_all_signals(&old);
+	spin_lock(&g_proc->lock);
+	if (t->kind == XS_KIND_THREAD && t->state == XS_SLOT_LIVE)
+		g_proc->live--;
+	t->state = XS_SLOT_FREE;
+	spin_unlock(&g_proc->lock);
+	xs_restore_signals(&old);
+}
+
+uint32_t xs_thread_retire(struct xs_thread *t)
+{
+	uint32_t live;
+	xs_usage_thread(0, &t->usage_at_exit);
+	xs_sys5(SYS_prctl, PR_GET_NAME, t->comm, 0, 0, 0);
+	spin_lock(&g_proc->lock);
+	t->state = XS_SLOT_DEAD;
+	live = --g_proc->live;
+	spin_unlock(&g_proc->lock);
+	return live;
+}
+
+/* Make t the calling thread's block and turn dispatch on. */
+int xs_thread_activate(struct xs_thread *t)
+{
+	t->tid = (int)xs_sys0(SYS_gettid);
+	if (t->kind != XS_KIND_THREAD)
+		t->pid = t->tid;
+	xs_sys2(SYS_arch_prctl, ARCH_SET_GS, t);
+	return xs_dispatch_enable();
+}
+
+/* In a fork child: the arena came back zeroed. Open this process's state
+ * and give the calling thread a block. */
+void xs_fork_child_reset(void)
+{
+	process_open((int)xs_sys0(SYS_getpid));
+	struct xs_thread *t = xs_thread_alloc(XS_KIND_THREAD, g_proc->pid);
+	if (t)
+		xs_thread_activate(t);
+}
+
+void xs_park(void)
+{
+	while (g_proc->exiting)
+		xs_sys4(SYS_futex, &g_proc->exiting, FUTEX_WAIT_PRIVATE, 1, NULL);
+}
+
+void xs_world_stop(struct xs_thread *self, sigset_t *old)
+{
+	xs_block_all_signals(old);
+	if (self->kind != XS_KIND_THREAD)
+		return;		/* a vfork child: its process is itself */
+	__atomic_store_n(&g_proc->exiting, 1, __ATOMIC_SEQ_CST);
+	if (g_proc->live <= 1)
+		return;
+	if (g_have_membarrier)
+		xs_sys3(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+	else
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (uint32_t i = 0; i < g_proc->slots_used; i++) {
+		struct xs_thread *t = slot_at(i);
+		if (t == self || t->kind != XS_KIND_THREAD || t->state != XS_SLOT_LIVE)
+			continue;
+		/* A thread inside a section leaves it within a few instructions
+		 * unless it was preempted; give it up to about a second. */
+		for (int spins = 0; (t->seq & 1) && spins < 200000; spins++)
+			xs_sys0(SYS_sched_yield);
+	}
+}
+
+void xs_world_resume(const sigset_t *old)
+{
+	if (g_proc->exiting) {
+		__atomic_store_n(&g_proc->exiting, 0, __ATOMIC_SEQ_CST);
+		xs_sys3(SYS_futex, &g_proc->exiting, FUTEX_WAKE_PRIVATE, 0x7fffffff);
+	}
+	xs_restore_signals(old);
+}
+
+/* Sum the blocks of this process into *sum, and count its threads. The
+ * world must be stopped. */
+uint32_t xs_process_sum(struct xs_thread *self, struct xs_counters *sum)
+{
+	uint32_t n = 0;
+	if (self->kind != XS_KIND_THREAD) {
+		xs_counters_add(sum, &self->c);
+		return 1;
+	}
+	xs_counters_add(sum, &g_proc->retired);
+	for (uint32_t i = 0; i < g_proc->slots_used; i++) {
+		struct xs_thread *t = slot_at(i);
+		if (t->kind != XS_KIND_THREAD || t->state == XS_SLOT_FREE)
+			continue;
+		xs_counters_add(sum, &t->c);
+		n++;
+	}
+	return n;
+}
+
+/* Iterate the listed threads of this process: returns the next block after
+ * index *i, or NULL. */
+struct xs_thread *xs_process_next_thread(struct xs_thread *self, uint32_t *i)
+{
+	if (self->kind != XS_KIND_THREAD)
+		return (*i)++ == 0 ? self : NULL;
+	while (*i < g_proc->slots_used) {
+		struct xs_thread *t = slot_at((*i)++);
+		if (t->kind == XS_KIND_THREAD && t->state != XS_SLOT_FREE)
+			return t;
+	}
+	return NULL;
+}
+
+/* A signal arrived inside a counting section and was held back blocked and
+ * re-queued (signals.c). Unblock it now that the section is complete. */
+void xs_release_deferred(struct xs_thread *t)
+{
+	uint64_t mask = t->deferred;
+	t->deferred = 0;
+	xs_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &mask, NULL, 8);
+}
+
+static uint64_t parse_u64(const char *s, const char **end)
+{
+	uint64_t v = 0;
+	while (*s >= '0' && *s <= '9')
+		v = v * 10 + (uint64_t)(*s++ - '0');
+	if (end)
+		*end = s;
+	return v;
+}
+
+void xs_usage_self_process(struct xs_usage *u)
+{
+	struct rusage ru;
+	memset(&ru, 0, sizeof(ru));
+	xs_sys2(SYS_getrusage, RUSAGE_SELF, &ru);
+	u->minor_faults = (uint64_t)ru.ru_minflt;
+	u->major_faults = (uint64_t)ru.ru_majflt;
+	u->preemptions = (uint64_t)ru.ru_nivcsw;
+}
+
+static long read_small_file(const char *path, char *buf, size_t size)
+{
+	long fd = xs_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return fd;
+	long n = xs_sys3(SYS_read, fd, buf, size - 1);
+	xs_sys1(SYS_close, fd);
+	if (n < 0)
+		return n;
+	buf[n] = 0;
+	return n;
+}
+
+/* Faults and preemptions of thread tid (0: the caller) so far. */
+void xs_usage_thread(int tid, struct xs_usage *u)
+{
+	memset(u, 0, sizeof(*u));
+	if (tid == 0) {
+		struct rusage ru;
+		memset(&ru, 0, sizeof(ru));
+		xs_sys2(SYS_getrusage, RUSAGE_THREAD, &ru);
+		u->minor_faults = (uint64_t)ru.ru_minflt;
+		u->major_faults = (uint64_t)ru.ru_majflt;
+		u->preemptions = (uint64_t)ru.ru_nivcsw;
+		return;
+	}
+	char path[64], buf[4096];
+	struct xs_buf p = { path, 0, sizeof(path), false, NULL };
+	xs_buf_add(&p, "/proc/self/task/");
+	xs_buf_u64(&p, (uint64_t)tid, 0);
+	xs_buf_add(&p, "/stat");
+	xs_buf_addc(&p, 0);
+	if (read_small_file(path, buf, sizeof(buf)) > 0) {
+		/* fields after "(comm) ": state ppid pgrp session tty tpgid
+		 * flags minflt cminflt majflt */
+		const char *s = strrchr(buf, ')');
+		for (int field = 0; s && *s && field < 10; s++)
+			if (*s == ' ') {
+				field++;
+				if (field == 8)
+					u->minor_faults = parse_u64(s + 1, NULL);
+				if (field == 10)
+					u->major_faults = parse_u64(s + 1, NULL);
+			}
+	}
+	p.len = 0;
+	xs_buf_add(&p, "/proc/self/task/");
+	xs_buf_u64(&p, (uint64_t)tid, 0);
+	xs_buf_add(&p, "/status");
+	xs_buf_addc(&p, 0);
+	if (read_small_file(path, buf, sizeof(buf)) > 0) {
+		const char *s = strstr(buf, "nonvoluntary_ctxt_switches:");
+		if (s) {
+			s += strlen("nonvoluntary_ctxt_switches:");
+			while (*s == ' ' || *s == '\t')
+				s++;
+			u->preemptions = parse_u64(s, NULL);
+		}
+	}
+}

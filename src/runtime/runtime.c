@@ -1,0 +1,408 @@
+/*
+ * Start-up and the runtime's dealings with the outside: its configuration
+ * (environment variables set by `exitscope run`, removed before the program
+ * sees its environment), the log, the record files, the runtime's own file
+ * descriptors (which the program may not close or replace), and the
+ * environment an exec passes on, so that the runtime follows the program
+ * into every image even when the program drops LD_PRELOAD.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "runtime/runtime.h"
+
+struct xs_config g_config = { .log_fd = -1 };
+
+#define ENV_PREFIX "EXITSCOPE_"
+
+int xs_write_all(int fd, const void *data, size_t size)
+{
+	const char *p = data;
+	while (size) {
+		long n = xs_sys3(SYS_write, fd, p, size);
+		if (n == -EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? (int)n : -EIO;
+		p += n;
+		size -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Append data whole or not at all: a failed write is cut back off. */
+static int append_file(const char *path, const char *data, size_t len)
+{
+	long fd = xs_sys4(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return (int)fd;
+	struct stat st;
+	long r = xs_sys2(SYS_fstat, fd, &st);
+	if (r == 0) {
+		r = xs_write_all((int)fd, data, len);
+		if (r < 0)
+			xs_sys2(SYS_ftruncate, fd, st.st_size);
+	}
+	xs_sys1(SYS_close, fd);
+	return (int)r;
+}
+
+int xs_append_record(int pid, const char *data, size_t len)
+{
+	char path[4200];
+	struct xs_buf p = { path, 0, sizeof(path), false, NULL };
+	xs_buf_add(&p, g_config.dir);
+	xs_buf_add(&p, "/exitscope-");
+	xs_buf_u64(&p, (uint64_t)pid, 0);
+	xs_buf_add(&p, ".jsonl");
+	xs_buf_addc(&p, 0);
+	if (p.failed)
+		return -ENAMETOOLONG;
+	return append_file(path, data, len);
+}
+
+void xs_log_buf(const char *data, size_t len)
+{
+	if (g_config.log_path[0])
+		append_file(g_config.log_path, data, len);
+	else if (g_config.log_fd >= 0)
+		xs_write_all(g_config.log_fd, data, len);
+}
+
+void xs_log(const char *msg)
+{
+	xs_log_buf(msg, strlen(msg));
+}
+
+void xs_warn_once(int *flag, const char *msg)
+{
+	if (__atomic_exchange_n(flag, 1, __ATOMIC_RELAXED))
+		return;
+	xs_log(msg);
+}
+
+int xs_buf_mmap_grow(struct xs_buf *b, size_t need)
+{
+	size_t cap = b->cap ? b->cap * 2 : 65536;
+	while (cap < need)
+		cap *= 2;
+	long p;
+	if (b->data)
+		p = xs_sys4(SYS_mremap, b->data, b->cap, cap, MREMAP_MAYMOVE);
+	else
+		p = xs_syscall6(SYS_mmap, 0, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if ((unsigned long)p > -4096UL)
+		return (int)p;
+	b->data = (char *)p;
+	b->cap = cap;
+	return 0;
+}
+
+void xs_buf_mmap_free(struct xs_buf *b)
+{
+	if (b->data)
+		xs_sys2(SYS_munmap, b->data, b->cap);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+/* ---- the runtime's file descriptors ---- */
+
+/* Runtime descriptors sit high, out of the way of the program's lowest-free
+ * allocation. */
+static long high_fd_base(void)
+{
+	struct rlimit rl;
+	if (xs_sys2(SYS_getrlimit, RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < 64)
+		return 3;
+	return rl.rlim_cur > 1024 ? 1000 : (long)rl.rlim_cur - 24;
+}
+
+bool xs_is_runtime_fd(long fd)
+{
+	return fd >= 0 && fd == g_config.log_fd;
+}
+
+/* The program cannot close the runtime's descriptors; it is told it did. */
+long xs_fd_close(long fd)
+{
+	if (xs_is_runtime_fd(fd))
+		return 0;
+	return xs_sys1(SYS_close, fd);
+}
+
+long xs_fd_close_range(unsigned long first, unsigned long last, unsigned long flags)
+{
+	long fd = g_config.log_fd;
+	if (fd < 0 || (unsigned long)fd < first || (unsigned long)fd > last)
+		return xs_sys3(SYS_close_range, first, last, flags);
+	long r = 0;
+	if ((unsigned long)fd > first)
+		r = xs_sys3(SYS_close_range, first, fd - 1, flags);
+	if (r == 0 && (unsigned long)fd < last)
+		r = xs_sys3(SYS_close_range, fd + 1, last, flags);
+	return r;
+}
+
+/* dup2/dup3 onto a runtime descriptor: move ours out of the way first. */
+long xs_fd_dup_onto(long nr, const long *a)
+{
+	if (xs_is_runtime_fd(a[1]) && a[0] != a[1]) {
+		long moved = xs_sys3(SYS_fcntl, a[1], F_DUPFD_CLOEXEC, high_fd_base());
+		if (moved >= 0)
+			g_config.log_fd = (int)moved;
+	}
+	return xs_syscall6(nr, a[0], a[1], a[2], 0, 0, 0);
+}
+
+void xs_set_log_cloexec(bool on)
+{
+	if (g_config.log_fd >= 0)
+		xs_sys3(SYS_fcntl, g_config.log_fd, F_SETFD, on ? FD_CLOEXEC : 0);
+}
+
+/* ---- the environment of an exec ---- */
+
+static long user_byte(const char *p, char *c)
+{
+	return xs_copy_user(c, p, 1);
+}
+
+/* Does the program's string s start with prefix? */
+static bool user_has_prefix(const char *s, const char *prefix)
+{
+	for (; *prefix; prefix++, s++) {
+		char c;
+		if (user_byte(s, &c) < 0 || c != *prefix)
+			return false;
+	}
+	return true;
+}
+
+/* Append the program's string s (up to its NUL) to b. */
+static long user_append(struct xs_buf *b, const char *s)
+{
+	for (size_t n = 0; n < (1u << 20); n++) {
+		char c;
+		if (user_byte(s + n, &c) < 0)
+			return -EFAULT;
+		if (!c)
+			return 0;
+		xs_buf_addc(b, c);
+	}
+	return -E2BIG;
+}
+
+static void add_var(struct xs_buf *b, const char *name, const char *value)
+{
+	xs_buf_add(b, name);
+	xs_buf_addc(b, '=');
+	xs_buf_add(b, value);
+	xs_buf_addc(b, 0);
+}
+
+static void add_var_u64(struct xs_buf *b, const char *name, uint64_t value)
+{
+	xs_buf_add(b, name);
+	xs_buf_addc(b, '=');
+	xs_buf_u64(b, value, 0);
+	xs_buf_addc(b, 0);
+}
+
+/*
+ * Build the environment for an exec: the program's, without any LD_PRELOAD
+ * or EXITSCOPE_ variable, plus ours. *out points into store (pointer array
+ * first, then our strings); the program's strings are used in place.
+ */
+int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int handoff_fd)
+{
+	enum { OURS = 8 };
+	long n = 0;
+	long ptr;
+	const char *preload = NULL;
+
+	if (envp_user) {
+		for (;; n++) {
+			if (xs_copy_user(&ptr, envp_user + n, sizeof(ptr)) < 0)
+				return -EFAULT;
+			if (!ptr)
+				break;
+			if (!preload && user_has_prefix((const char *)ptr, "LD_PRELOAD="))
+				preload = (const char *)ptr + strlen("LD_PRELOAD=");
+		}
+	}
+	size_t array_size = (size_t)(n + OURS + 1) * sizeof(char *);
+	if (store->cap < array_size && xs_buf_mmap_grow(store, array_size) < 0)
+		return -ENOMEM;
+	store->len = array_size;
+
+	/* our strings, as offsets until the store stops moving */
+	size_t offs[OURS];
+	int k = 0;
+	offs[k++] = store->len;
+	xs_buf_add(store, "LD_PRELOAD=");
+	xs_buf_add(store, g_config.lib);
+	if (preload) {
+		xs_buf_addc(store, ':');
+		if (user_append(store, preload) < 0)
+			return -EFAULT;
+		xs_buf_addc(store, 0);
+		offs[k++] = store->len;
+		xs_buf_add(store, ENV_PREFIX "PRELOAD_ORIG=");
+		user_append(store, preload);
+	}
+	xs_buf_addc(store, 0);
+	offs[k++] = store->len;
+	add_var(store, ENV_PREFIX "LIB", g_config.lib);
+	offs[k++] = store->len;
+	add_var(store, ENV_PREFIX "DIR", g_config.dir);
+	offs[k++] = store->len;
+	add_var(store, ENV_PREFIX "FORMAT",
+		g_config.format == XS_FORMAT_TEXT ? "text" : g_config.format == XS_FORMAT_GRAMINE ? "gramine" : "none");
+	offs[k++] = store->len;
+	if (g_config.log_path[0])
+		add_var(store, ENV_PREFIX "LOG", g_config.log_path);
+	else
+		add_var_u64(store, ENV_PREFIX "LOG_FD", (uint64_t)(g_config.log_fd >= 0 ? g_config.log_fd : 2));
+	if (handoff_fd >= 0) {
+		offs[k++] = store->len;
+		add_var_u64(store, ENV_PREFIX "HANDOFF", (uint64_t)handoff_fd);
+	}
+	if (store->failed)
+		return -ENOMEM;
+
+	char **env = (char **)store->data;
+	long j = 0;
+	for (long i = 0; i < n; i++) {
+		xs_copy_user(&ptr, envp_user + i, sizeof(ptr));
+		const char *s = (const char *)ptr;
+		if (user_has_prefix(s, "LD_PRELOAD=") || user_has_prefix(s, ENV_PREFIX))
+			continue;
+		env[j++] = (char *)s;
+	}
+	for (int i = 0; i < k; i++)
+		env[j++] = store->data + offs[i];
+	env[j] = NULL;
+	*out = env;
+	return 0;
+}
+
+/* ---- start-up ---- */
+
+static void copy_env(char *dst, size_t size, const char *name)
+{
+	const char *v = getenv(name);
+	dst[0] = 0;
+	if (v && strlen(v) < size)
+		strcpy(dst, v);
+}
+
+static void read_config(void)
+{
+	const char *v;
+	copy_env(g_config.lib, sizeof(g_config.lib), ENV_PREFIX "LIB");
+	copy_env(g_config.dir, sizeof(g_config.dir), ENV_PREFIX "DIR");
+	copy_env(g_config.log_path, sizeof(g_config.log_path), ENV_PREFIX "LOG");
+	copy_env(g_config.preload_orig, sizeof(g_config.preload_orig), ENV_PREFIX "PRELOAD_ORIG");
+	g_config.have_preload_orig = getenv(ENV_PREFIX "PRELOAD_ORIG") != NULL;
+	if (!g_config.dir[0] && !getcwd(g_config.dir, sizeof(g_config.dir)))
+		strcpy(g_config.dir, ".");
+	v = getenv(ENV_PREFIX "FORMAT");
+	g_config.format = !v || !strcmp(v, "text") ? XS_FORMAT_TEXT
+			: !strcmp(v, "gramine")     ? XS_FORMAT_GRAMINE : XS_FORMAT_NONE;
+	if (!g_config.log_path[0]) {
+		v = getenv(ENV_PREFIX "LOG_FD");
+		long fd = v ? strtol(v, NULL, 10) : 2;
+		g_config.log_fd = (int)xs_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, high_fd_base());
+		if (v && fd != 2 && g_config.log_fd >= 0)
+			xs_sys1(SYS_close, fd);
+	}
+	if (!g_config.lib[0]) {
+		/* preloaded by hand: find ourselves, to follow execs */
+		Dl_info info;
+		if (dladdr((void *)read_config, &info) && info.dli_fname &&
+		    strlen(info.dli_fname) < sizeof(g_config.lib))
+			strcpy(g_config.lib, info.dli_fname);
+	}
+}
+
+/* Leave the program the environment it would have had without us. */
+static void clean_environment(void)
+{
+	for (char **e = environ; e && *e;) {
+		if (!strncmp(*e, ENV_PREFIX, strlen(ENV_PREFIX))) {
+			char name[64];
+			size_t len = strcspn(*e, "=");
+			if (len < sizeof(name)) {
+				memcpy(name, *e, len);
+				name[len] = 0;
+				unsetenv(name);
+				continue;
+			}
+		}
+		e++;
+	}
+	if (g_config.have_preload_orig)
+		setenv("LD_PRELOAD", g_config.preload_orig, 1);
+	else if (g_config.lib[0])
+		unsetenv("LD_PRELOAD");
+}
+
+/* The window that the exec closed, handed over by the old image. */
+static void take_handoff(void)
+{
+	const char *v = getenv(ENV_PREFIX "HANDOFF");
+	if (!v)
+		return;
+	int fd = (int)strtol(v, NULL, 10);
+	struct xs_handoff_header hdr;
+	struct xs_buf json = { .grow = xs_buf_mmap_grow }, text = { .grow = xs_buf_mmap_grow };
+	long off = 0;
+	if (xs_sys4(SYS_pread64, fd, &hdr, sizeof(hdr), off) != sizeof(hdr) || hdr.magic != XS_HANDOFF_MAGIC)
+		goto out;
+	off += sizeof(hdr);
+	if (xs_sys4(SYS_pread64, fd, &g_proc->base_total, sizeof(g_proc->base_total), off) !=
+	    sizeof(g_proc->base_total))
+		goto out;
+	off += sizeof(g_proc->base_total);
+	if (xs_buf_mmap_grow(&json, hdr.json_size + 1) < 0 || xs_buf_mmap_grow(&text, hdr.text_size + 1) < 0)
+		goto out;
+	if (xs_sys4(SYS_pread64, fd, json.data, hdr.json_size, off) != (long)hdr.json_size)
+		goto out;
+	off += (long)hdr.json_size;
+	if (xs_sys4(SYS_pread64, fd, text.data, hdr.text_size, off) != (long)hdr.text_size)
+		goto out;
+	g_proc->seq = (uint32_t)hdr.next_seq;
+	if (xs_append_record(g_proc->pid, json.data, hdr.json_size) < 0)
+		xs_log("exitscope: cannot write the stats record of the exec\n");
+	xs_log_buf(text.data, hdr.text_size);
+out:
+	xs_buf_mmap_free(&json);
+	xs_buf_mmap_free(&text);
+	xs_sys1(SYS_close, fd);
+}
+
+__attribute__((constructor)) static void xs_start(void)
+{
+	read_config();
+	if (xs_counters_init() < 0) {
+		xs_log("exitscope: cannot map the counters; the program runs unobserved\n");
+		return;
+	}
+	take_handoff();
+	clean_environment();
+	if (xs_signals_init() < 0) {
+		xs_log("exitscope: cannot install the SIGSYS handler; the program runs unobserved\n");
+		return;
+	}
+	struct xs_thread *t = xs_thread_alloc(XS_KIND_THREAD, g_proc->pid);
+	if (!t || xs_thread_activate(t) < 0)
+		xs_log("exitscope: cannot turn on Syscall User Dispatch; the program runs unobserved\n");
+}

@@ -1,0 +1,248 @@
+/*
+ * Internal interfaces of libexitscope.so, the runtime that lives inside the
+ * program. Every system call instruction the runtime owns is in boundary.S
+ * (the region Syscall User Dispatch lets through); every other system call
+ * of the process traps into boundary.c.
+ *
+ * Ownership rule for counters: a thread's block is written only by the
+ * thread itself, inside a counting section (seq odd). Readers wait for an
+ * even seq; process end and exec first stop the other threads at their next
+ * section (see counters.c).
+ */
+#ifndef XS_RUNTIME_H
+#define XS_RUNTIME_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <ucontext.h>
+#include "common/buf.h"
+#include "common/counters.h"
+#include "common/syscalls.h"
+
+#define XS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define XS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define xs_barrier() __asm__ __volatile__("" ::: "memory")
+
+/* ---- boundary.S: the allowed region ---- */
+long xs_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6);
+#define xs_sys0(nr) xs_syscall6((nr), 0, 0, 0, 0, 0, 0)
+#define xs_sys1(nr, a) xs_syscall6((nr), (long)(a), 0, 0, 0, 0, 0)
+#define xs_sys2(nr, a, b) xs_syscall6((nr), (long)(a), (long)(b), 0, 0, 0, 0)
+#define xs_sys3(nr, a, b, c) xs_syscall6((nr), (long)(a), (long)(b), (long)(c), 0, 0, 0)
+#define xs_sys4(nr, a, b, c, d) xs_syscall6((nr), (long)(a), (long)(b), (long)(c), (long)(d), 0, 0)
+#define xs_sys5(nr, a, b, c, d, e) \
+	xs_syscall6((nr), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), 0)
+extern char xs_region_start[], xs_region_end[];
+void xs_restorer(void);
+void xs_stub_clone_newstack(void);
+void xs_stub_clone_samestack(void);
+void xs_stub_sigreturn(void);
+/* Copy n bytes between the program's memory and ours; 0, or -EFAULT if a
+ * page was unmapped (a fault inside is turned into that return value by
+ * signals.c; see xs_fixup_fault). */
+long xs_copy_user(void *dst, const void *src, size_t n);
+extern char xs_copy_user_end[], xs_copy_user_fault[];
+
+/* ---- counters.c: thread blocks, the registry, stopping the world ---- */
+enum xs_task_kind {
+	XS_KIND_THREAD = 1,	/* a thread of this process (CLONE_THREAD) */
+	XS_KIND_VMPROC = 2,	/* a process sharing our memory (vfork, posix_spawn) */
+	XS_KIND_PROC = 3,	/* a process with its own copy (fork with a new stack) */
+};
+
+enum xs_slot_state { XS_SLOT_FREE = 0, XS_SLOT_LIVE, XS_SLOT_DEAD };
+
+/* A system call whose execution continues in the program's own context
+ * (see boundary.S): what its return path needs. */
+struct xs_redirect {
+	void *rip;
+	long nr;
+	uint64_t t0;
+	struct xs_thread *child;
+	long kind;
+	unsigned long flags;
+};
+#define XS_REDIRECT_DEPTH 16
+
+struct xs_usage {
+	uint64_t minor_faults, major_faults, preemptions;
+};
+
+struct xs_thread {
+	struct xs_thread *self;		/* %gs:0 */
+	volatile uint32_t seq;		/* odd while the owner updates counts */
+	volatile uint32_t state;	/* enum xs_slot_state */
+	uint32_t kind;			/* enum xs_task_kind */
+	int tid;
+	int pid;			/* the process it counts for */
+	uint32_t redirect_depth;
+	uint64_t deferred;		/* signals held back during a section */
+	unsigned long program_gs;	/* what the program set with ARCH_SET_GS */
+	struct xs_usage usage_at_exit;
+	char comm[16];
+	struct xs_redirect redirect[XS_REDIRECT_DEPTH];
+	struct xs_counters c;
+};
+
+#define XS_SLOT_SIZE 16384
+#define XS_MAX_THREADS 4096
+
+/* Per-process state. It lives in the arena, which fork children get zeroed
+ * (MADV_WIPEONFORK), so a child starts from nothing, locks included. */
+struct xs_process {
+	volatile int lock;		/* the registry; taken with signals blocked */
+	volatile int exiting;		/* futex word: nonzero stops counting sections */
+	volatile int sigaction_lock;
+	int pid;
+	uint32_t slots_used;		/* high-water mark of slots */
+	uint32_t live;			/* live threads of this process */
+	uint32_t seq;			/* number of the open window */
+	uint32_t retired_threads;
+	uint64_t window_start_ns;	/* CLOCK_REALTIME */
+	uint64_t window_start_mono;
+	struct xs_usage usage_base;	/* RUSAGE_SELF when the window opened */
+	struct xs_counters retired;	/* reclaimed dead threads, this image */
+	struct xs_counters base_total;	/* earlier images (exec), for totals */
+};
+
+extern struct xs_process *g_proc;
+
+static inline struct xs_thread *xs_self(void)
+{
+	struct xs_thread *t;
+	__asm__ __volatile__("mov %%gs:0, %0" : "=r"(t));
+	return t;
+}
+
+int xs_counters_init(void);
+struct xs_thread *xs_thread_alloc(enum xs_task_kind kind, int pid);
+void xs_thread_free(struct xs_thread *t);
+/* The calling thread is exiting (signals blocked): capture its name and
+ * usage, mark its block dead; returns the number of threads still live. */
+uint32_t xs_thread_retire(struct xs_thread *t);
+int xs_thread_activate(struct xs_thread *t);
+void xs_fork_child_reset(void);
+/* Stop every other thread of this process at its next counting section and
+ * wait until none is inside one; returns with all signals blocked, old mask
+ * in *old. xs_world_resume undoes it (exec failed). */
+void xs_world_stop(struct xs_thread *self, sigset_t *old);
+void xs_world_resume(const sigset_t *old);
+void xs_park(void);
+void xs_release_deferred(struct xs_thread *t);
+uint64_t xs_now_mono(void);
+uint64_t xs_now_real(void);
+uint32_t xs_process_sum(struct xs_thread *self, struct xs_counters *sum);
+struct xs_thread *xs_process_next_thread(struct xs_thread *self, uint32_t *i);
+void xs_usage_self_process(struct xs_usage *u);
+void xs_usage_thread(int tid, struct xs_usage *u);
+void xs_block_all_signals(sigset_t *old);
+void xs_restore_signals(const sigset_t *old);
+
+/* Counting sections, inlined into the system-call path. */
+static inline bool xs_section_enter(struct xs_thread *t)
+{
+	t->seq++;
+	xs_barrier();
+	if (XS_UNLIKELY(g_proc->exiting)) {
+		t->seq++;
+		return false;
+	}
+	return true;
+}
+
+static inline void xs_section_leave(struct xs_thread *t)
+{
+	xs_barrier();
+	t->seq++;
+	xs_barrier();
+	if (XS_UNLIKELY(t->deferred))
+		xs_release_deferred(t);
+}
+
+/* Enter a section, parking while the process ends or execs. */
+static inline void xs_section_enter_wait(struct xs_thread *t)
+{
+	while (!xs_section_enter(t))
+		xs_park();
+}
+
+/* ---- boundary.c ---- */
+int xs_dispatch_enable(void);
+void xs_count_return(struct xs_thread *t, long nr, long ret, uint64_t t0);
+
+/* ---- tasks.c: clone family, exec, exit ---- */
+/* What became of a call the runtime ran for the program. */
+enum xs_outcome {
+	XS_RETURNED = 0,	/* count its return now */
+	XS_ELSEWHERE,		/* continues in the program's context, or never returns */
+	XS_NEW_PROCESS,		/* we are a fork child: counts start from zero */
+};
+enum xs_outcome xs_task_clone(struct xs_thread *t, long nr, const long *a, ucontext_t *uc, uint64_t t0, long *ret);
+long xs_task_exec(struct xs_thread *t, long nr, const long *a);
+void xs_task_exit_thread(struct xs_thread *t, long status);
+void xs_task_exit_group(struct xs_thread *t, long status);
+void xs_process_end(struct xs_thread *t, const char *reason);
+
+/* ---- signals.c ---- */
+int xs_signals_init(void);
+long xs_sig_action(struct xs_thread *t, long sig, const void *act, void *oact, long size);
+long xs_sig_procmask(long how, const void *set, void *oset, long size, ucontext_t *uc);
+long xs_sig_altstack(const void *ss, void *oss, ucontext_t *uc);
+/* Copy a program sigset for a call that installs it temporarily
+ * (sigsuspend, ppoll, ...), with the runtime's signals removed. */
+long xs_sig_sanitize_mask(const void *user, long size, uint64_t *copy);
+void xs_forward_sigsys(siginfo_t *info, ucontext_t *uc);
+#define XS_SIGBIT(sig) (1ULL << ((sig) - 1))
+
+/* ---- record.c: a closed window, as JSON and as text ---- */
+struct xs_window {
+	int pid;
+	uint32_t seq;
+	const char *reason;
+	const char *label;
+	uint64_t start_ns, end_ns, duration_ns;
+	uint32_t nthreads;
+	struct xs_counters window;
+	struct xs_counters total;
+};
+/* Collect the window that closes now (the world must be stopped) into a
+ * mapping the caller releases with xs_window_free; NULL without memory. */
+struct xs_window *xs_window_collect(struct xs_thread *self, const char *reason);
+void xs_window_free(struct xs_window *w);
+/* Append the record line (JSON) and the log block (text, per g_config). */
+void xs_window_format(struct xs_window *w, struct xs_thread *self, struct xs_buf *json, struct xs_buf *text);
+
+/* ---- runtime.c: configuration, files, the log ---- */
+struct xs_config {
+	char lib[4096];
+	char dir[4096];
+	char log_path[4096];
+	char preload_orig[4096];
+	bool have_preload_orig;
+	int log_fd;			/* -1: use log_path (or nothing) */
+	enum { XS_FORMAT_TEXT, XS_FORMAT_GRAMINE, XS_FORMAT_NONE } format;
+};
+extern struct xs_config g_config;
+void xs_log(const char *msg);
+void xs_log_buf(const char *data, size_t len);
+void xs_warn_once(int *flag, const char *msg);
+int xs_write_all(int fd, const void *data, size_t size);
+/* Append a record line to exitscope-PID.jsonl in the output directory. */
+int xs_append_record(int pid, const char *data, size_t len);
+/* The memfd that carries the window exec closed into the new image. */
+struct xs_handoff_header {
+	uint64_t magic, json_size, text_size, next_seq;
+};
+#define XS_HANDOFF_MAGIC 0x3166666f646e6168ULL
+int xs_buf_mmap_grow(struct xs_buf *b, size_t need);
+void xs_buf_mmap_free(struct xs_buf *b);
+bool xs_is_runtime_fd(long fd);
+long xs_fd_close(long fd);
+long xs_fd_close_range(unsigned long first, unsigned long last, unsigned long flags);
+long xs_fd_dup_onto(long nr, const long *a);
+int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int handoff_fd);
+void xs_set_log_cloexec(bool on);
+
+#endif

@@ -1,0 +1,294 @@
+/*
+ * The program's signals. The runtime keeps the program's view of every
+ * signal action in g_actions and installs its own entry point with the
+ * kernel, so that it can count deliveries (synchronous: a fault the
+ * thread's own instruction caused; asynchronous: the rest), count the
+ * handler's rt_sigreturn, write the final record before a signal's default
+ * action kills the process, and keep SIGSYS out of every mask.
+ *
+ * A signal that lands inside a counting section is held back: blocked in
+ * the interrupted context, re-queued with its siginfo, and released when the
+ * section ends, so counting sections are atomic with respect to the
+ * program's handlers (which may never return: siglongjmp).
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include "runtime/runtime.h"
+
+struct ksigaction {
+	void *handler;
+	unsigned long flags;
+	void *restorer;
+	uint64_t mask;
+};
+
+#ifndef SA_RESTORER
+#define SA_RESTORER 0x04000000
+#endif
+#define RESERVED_SIGNALS XS_SIGBIT(SIGSYS)
+
+static struct ksigaction g_actions[65];	/* the program's view, by signal */
+
+void xs_sigsys_handler(int sig, siginfo_t *info, void *ctx);
+
+static bool default_is_fatal(int sig)
+{
+	switch (sig) {
+	case SIGCHLD: case SIGCONT: case SIGSTOP: case SIGTSTP: case SIGTTIN:
+	case SIGTTOU: case SIGURG: case SIGWINCH: case SIGKILL:
+		return false;
+	}
+	return true;
+}
+
+static bool is_fault_signal(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGTRAP ||
+	       sig == SIGSYS;
+}
+
+static void lock_actions(sigset_t *old)
+{
+	xs_block_all_signals(old);
+	while (__atomic_exchange_n(&g_proc->sigaction_lock, 1, __ATOMIC_ACQUIRE))
+		xs_sys0(SYS_sched_yield);
+}
+
+static void unlock_actions(const sigset_t *old)
+{
+	__atomic_store_n(&g_proc->sigaction_lock, 0, __ATOMIC_RELEASE);
+	xs_restore_signals(old);
+}
+
+static void signal_entry(int sig, siginfo_t *info, void *ctx);
+
+/* What the kernel gets for the program's action prog on sig. */
+static struct ksigaction kernel_action(int sig, const struct ksigaction *prog)
+{
+	struct ksigaction k = { (void *)signal_entry, SA_SIGINFO | SA_RESTORER, (void *)xs_restorer, 0 };
+	if (prog->handler == SIG_IGN) {
+		/* a fault is fatal even when ignored; keep our fix-ups */
+		if (sig != SIGSEGV && sig != SIGBUS)
+			k.handler = SIG_IGN;
+		k.flags |= SA_ONSTACK;
+	} else if (prog->handler == SIG_DFL) {
+		if (!default_is_fatal(sig))
+			k.handler = SIG_DFL;
+		k.flags |= SA_ONSTACK;	/* so a stack overflow still gets its record */
+	} else {
+		k.flags |= prog->flags & ~(SA_RESTORER | SA_RESETHAND);
+		k.mask = prog->mask & ~RESERVED_SIGNALS;
+	}
+	return k;
+}
+
+int xs_signals_init(void)
+{
+	for (int sig = 1; sig <= 64; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		struct ksigaction cur;
+		if (xs_sys4(SYS_rt_sigaction, sig, NULL, &cur, 8) < 0)
+			continue;
+		g_actions[sig] = cur;
+		if (sig == SIGSYS)
+			continue;
+		struct ksigaction k = kernel_action(sig, &cur);
+		xs_sys4(SYS_rt_sigaction, sig, &k, NULL, 8);
+	}
+	struct ksigaction sys = { (void *)xs_sigsys_handler, SA_SIGINFO | SA_NODEFER | SA_RESTORER,
+				  (void *)xs_restorer, 0 };
+	long r = xs_sys4(SYS_rt_sigaction, SIGSYS, &sys, NULL, 8);
+	if (r < 0)
+		return (int)r;
+	/* a blocked SIGSYS at dispatch kills the process: never let it be */
+	uint64_t unblock = RESERVED_SIGNALS;
+	xs_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &unblock, NULL, 8);
+	return 0;
+}
+
+long xs_sig_action(struct xs_thread *t, long sig, const void *act, void *oact, long size)
+{
+	struct ksigaction new, old;
+	sigset_t mask;
+
+	if (size != 8 || sig < 1 || sig > 64)
+		return -EINVAL;
+	if (act && (sig == SIGKILL || sig == SIGSTOP))
+		return -EINVAL;
+	if (act && xs_copy_user(&new, act, sizeof(new)) < 0)
+		return -EFAULT;
+	if (t->kind == XS_KIND_VMPROC && sig != SIGSYS) {
+		/* A vfork child shares our memory but not our actions: leave
+		 * g_actions to the parent and set its own directly. */
+		return xs_sys4(SYS_rt_sigaction, sig, act ? &new : NULL, oact, 8);
+	}
+	lock_actions(&mask);
+	old = g_actions[sig];
+	if (act) {
+		if (sig != SIGSYS && t->kind != XS_KIND_VMPROC) {
+			struct ksigaction k = kernel_action((int)sig, &new);
+			long r = xs_sys4(SYS_rt_sigaction, sig, &k, NULL, 8);
+			if (r < 0) {
+				unlock_actions(&mask);
+				return r;
+			}
+		}
+		if (t->kind != XS_KIND_VMPROC)
+			g_actions[sig] = new;
+	}
+	unlock_actions(&mask);
+	if (oact && xs_copy_user(oact, &old, sizeof(old)) < 0)
+		return -EFAULT;
+	return 0;
+}
+
+long xs_sig_sanitize_mask(const void *user, long size, uint64_t *copy)
+{
+	if (size != 8)
+		return -EINVAL;
+	if (xs_copy_user(copy, user, 8) < 0)
+		return -EFAULT;
+	*copy &= ~RESERVED_SIGNALS;
+	return 0;
+}
+
+/* rt_sigprocmask inside the SIGSYS handler would be undone by the handler's
+ * own sigreturn: run it, then carry the new mask into the saved context. */
+long xs_sig_procmask(long how, const void *set, void *oset, long size, ucontext_t *uc)
+{
+	uint64_t copy;
+	if (set) {
+		long r = xs_sig_sanitize_mask(set, size, &copy);
+		if (r < 0)
+			return r;
+	}
+	long r = xs_sys4(SYS_rt_sigprocmask, how, set ? &copy : NULL, oset, size);
+	if (r == 0 && set) {
+		uint64_t cur = 0;
+		xs_sys4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &cur, 8);
+		memcpy(&uc->uc_sigmask, &cur, 8);
+	}
+	return r;
+}
+
+/* Likewise for the alternate stack. */
+long xs_sig_altstack(const void *ss, void *oss, ucontext_t *uc)
+{
+	long r = xs_sys2(SYS_sigaltstack, ss, oss);
+	if (r == 0 && ss) {
+		stack_t cur;
+		xs_sys2(SYS_sigaltstack, NULL, &cur);
+		uc->uc_stack = cur;
+	}
+	return r;
+}
+
+static void count_signal(struct xs_thread *t, int sig, const siginfo_t *info)
+{
+	if (!t)
+		return;
+	xs_section_enter_wait(t);
+	if (is_fault_signal(sig) && info->si_code > 0)
+		t->c.sync_signals++;
+	else
+		t->c.async_signals++;
+	xs_section_leave(t);
+}
+
+/* The handler returned: the rt_sigreturn its restorer would issue. */
+static void count_sigreturn(struct xs_thread *t)
+{
+	if (!t)
+		return;
+	xs_section_enter_wait(t);
+	t->c.exits++;
+	t->c.sys[SYS_rt_sigreturn].calls++;
+	xs_section_leave(t);
+}
+
+/* The default action of a fatal signal: write the final record, then let
+ * the kernel carry the action out with the original siginfo. */
+static void die_of(struct xs_thread *t, int sig, siginfo_t *info, ucontext_t *uc)
+{
+	if (t)
+		xs_process_end(t, "exit");
+	struct ksigaction dfl = { SIG_DFL, 0, NULL, 0 };
+	xs_sys4(SYS_rt_sigaction, sig, &dfl, NULL, 8);
+	uint64_t *mask = (uint64_t *)&uc->uc_sigmask;
+	*mask &= ~XS_SIGBIT(sig);
+	if (is_fault_signal(sig) && info->si_code > 0 && sig != SIGSYS)
+		return;	/* the faulting instruction runs again and faults */
+	xs_sys4(SYS_rt_tgsigqueueinfo, xs_sys0(SYS_getpid), xs_sys0(SYS_gettid), sig, info);
+}
+
+static void deliver(struct xs_thread *t, int sig, siginfo_t *info, ucontext_t *uc)
+{
+	struct ksigaction act = g_actions[sig];
+	/* an ignored signal reaches us only when it is a fault (which the
+	 * kernel would not let the program ignore) or by a race */
+	if (act.handler == SIG_IGN && !(is_fault_signal(sig) && info->si_code > 0))
+		return;
+	if (act.handler == SIG_DFL || act.handler == SIG_IGN) {
+		if (default_is_fatal(sig))
+			die_of(t, sig, info, uc);
+		return;
+	}
+	count_signal(t, sig, info);
+	if (act.flags & SA_RESETHAND) {
+		sigset_t m;
+		lock_actions(&m);
+		g_actions[sig].handler = SIG_DFL;
+		struct ksigaction k = kernel_action(sig, &g_actions[sig]);
+		xs_sys4(SYS_rt_sigaction, sig, &k, NULL, 8);
+		unlock_actions(&m);
+	}
+	if (act.flags & SA_SIGINFO)
+		((void (*)(int, siginfo_t *, void *))act.handler)(sig, info, uc);
+	else
+		((void (*)(int))act.handler)(sig);
+	count_sigreturn(xs_self());	/* a fork child has a new block */
+}
+
+static void signal_entry(int sig, siginfo_t *info, void *ctx)
+{
+	ucontext_t *uc = ctx;
+	greg_t *r = uc->uc_mcontext.gregs;
+	int saved_errno = errno;
+
+	/* a fault in xs_copy_user: return -EFAULT from it */
+	if ((sig == SIGSEGV || sig == SIGBUS) && (char *)r[REG_RIP] >= (char *)xs_copy_user &&
+	    (char *)r[REG_RIP] < xs_copy_user_end) {
+		r[REG_RIP] = (greg_t)xs_copy_user_fault;
+		return;
+	}
+	struct xs_thread *t = xs_self();
+	if (t && (t->seq & 1)) {
+		/* inside a counting section: hold it back until the end */
+		uint64_t bit = XS_SIGBIT(sig);
+		xs_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &bit, NULL, 8);
+		*(uint64_t *)&uc->uc_sigmask |= bit;
+		t->deferred |= bit;
+		xs_sys4(SYS_rt_tgsigqueueinfo, xs_sys0(SYS_getpid), xs_sys0(SYS_gettid), sig, info);
+		return;
+	}
+	deliver(t, sig, info, uc);
+	errno = saved_errno;
+}
+
+/* A SIGSYS that is not a dispatch (a seccomp filter's SECCOMP_RET_TRAP, or
+ * a kill): the program's, with the mask its handler asked for. */
+void xs_forward_sigsys(siginfo_t *info, ucontext_t *uc)
+{
+	struct xs_thread *t = xs_self();
+	struct ksigaction act = g_actions[SIGSYS];
+	if (act.handler == SIG_DFL || act.handler == SIG_IGN) {
+		die_of(t, SIGSYS, info, uc);
+		return;
+	}
+	uint64_t old, block = act.mask & ~RESERVED_SIGNALS;
+	xs_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, 8);
+	deliver(t, SIGSYS, info, uc);
+	xs_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
+}

@@ -1,0 +1,259 @@
+/*
+ * Tasks: the clone family, exec and exit.
+ *
+ * Dispatch is not inherited, so every new task must turn it on itself before
+ * it runs program code. A fork-like child without a new stack continues
+ * inside the SIGSYS handler (its copy of it) and sets itself up there. Any
+ * child with a new stack, and any child sharing our memory, must continue
+ * in the program's context: the handler rewrites the saved context so that
+ * after its sigreturn the thread runs a stub in the allowed region
+ * (boundary.S) that issues the call with the program's registers.
+ *
+ * Process end (exit_group, the last thread's exit, a fatal signal) and exec
+ * stop the world, so the record holds every thread's final counts.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include "runtime/runtime.h"
+
+struct handoff {
+	void *rip;
+	struct xs_thread *child;
+	long kind;
+};
+#define HANDOFF_OFFSET 152	/* below the child's sp; see boundary.S */
+
+void *xs_child_start_handoff(struct handoff *h);
+void *xs_child_start_shared(void);
+struct xs_ret2 { long ret; void *rip; };
+struct xs_ret2 xs_redirect_parent(long ret);
+
+static void *child_start(void *rip, struct xs_thread *child, long kind)
+{
+	if (kind == XS_KIND_PROC)
+		xs_fork_child_reset();
+	else if (child)
+		xs_thread_activate(child);
+	return rip;
+}
+
+void *xs_child_start_handoff(struct handoff *h)
+{
+	return child_start(h->rip, h->child, h->kind);
+}
+
+void *xs_child_start_shared(void)
+{
+	struct xs_thread *parent = xs_self();
+	struct xs_redirect *e = &parent->redirect[parent->redirect_depth - 1];
+	return child_start(e->rip, e->child, e->kind);
+}
+
+struct xs_ret2 xs_redirect_parent(long ret)
+{
+	struct xs_thread *t = xs_self();
+	struct xs_redirect *e = &t->redirect[--t->redirect_depth];
+	struct xs_ret2 out = { ret, e->rip };
+	int saved_errno = errno;
+
+	/* A child that never started, or a vfork child that has exec'd or
+	 * exited by now, no longer needs its block. */
+	if (e->child && ((unsigned long)ret > -4096UL || (e->flags & CLONE_VFORK)))
+		xs_thread_free(e->child);
+	long slot = (unsigned long)e->nr < XS_NR_SYSCALLS ? e->nr : XS_NR_OTHER;
+	xs_count_return(t, slot, ret, e->t0);
+	errno = saved_errno;
+	return out;
+}
+
+enum xs_outcome xs_task_clone(struct xs_thread *t, long nr, const long *a, ucontext_t *uc, uint64_t t0,
+			      long *ret)
+{
+	static int warned_depth;
+	greg_t *r = uc->uc_mcontext.gregs;
+	unsigned long flags;
+	unsigned long stack = 0;
+
+	switch (nr) {
+	case SYS_fork:
+		flags = SIGCHLD;
+		break;
+	case SYS_vfork:
+		flags = CLONE_VM | CLONE_VFORK | SIGCHLD;
+		break;
+	case SYS_clone:
+		flags = (unsigned long)a[0];
+		stack = (unsigned long)a[1];
+		break;
+	default: {	/* clone3 */
+		struct clone_args args;
+		memset(&args, 0, sizeof(args));
+		if ((unsigned long)a[1] < 64 || xs_copy_user(&args, (void *)a[0], 64) < 0) {
+			/* the kernel will refuse it the same way */
+			*ret = xs_syscall6(nr, a[0], a[1], 0, 0, 0, 0);
+			return XS_RETURNED;
+		}
+		flags = args.flags;
+		if (args.stack)
+			stack = args.stack + args.stack_size;
+		break;
+	}
+	}
+
+	if (!(flags & CLONE_VM) && !stack) {
+		/* fork-like: the child continues here, in its own copy. */
+		*ret = xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		if (*ret == 0) {
+			xs_fork_child_reset();
+			return XS_NEW_PROCESS;
+		}
+		return XS_RETURNED;
+	}
+
+	long kind = !(flags & CLONE_VM) ? XS_KIND_PROC
+		  : (flags & CLONE_THREAD) ? XS_KIND_THREAD : XS_KIND_VMPROC;
+	if (t->redirect_depth == XS_REDIRECT_DEPTH) {
+		xs_warn_once(&warned_depth, "exitscope: clone nested too deeply in signal handlers; "
+					    "running it unredirected\n");
+		*ret = xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		return XS_RETURNED;
+	}
+	struct xs_thread *child = NULL;
+	if (kind != XS_KIND_PROC)
+		child = xs_thread_alloc((enum xs_task_kind)kind, kind == XS_KIND_THREAD ? t->pid : 0);
+	struct xs_redirect *e = &t->redirect[t->redirect_depth];
+	e->rip = (void *)r[REG_RIP];
+	e->nr = nr;
+	e->t0 = t0;
+	e->child = child;
+	e->kind = kind;
+	e->flags = flags;
+	if (stack) {
+		struct handoff h = { e->rip, child, kind };
+		if (xs_copy_user((char *)stack - HANDOFF_OFFSET, &h, sizeof(h)) < 0) {
+			if (child)
+				xs_thread_free(child);
+			*ret = -EFAULT;
+			return XS_RETURNED;
+		}
+		r[REG_RIP] = (greg_t)xs_stub_clone_newstack;
+	} else {
+		r[REG_RIP] = (greg_t)xs_stub_clone_samestack;
+	}
+	t->redirect_depth++;
+	r[REG_RAX] = nr;
+	return XS_ELSEWHERE;
+}
+
+/* ---- exec ---- */
+
+/* The record of the window that exec closes goes to the new image in a
+ * memfd; the new image appends it only once it runs, i.e. if exec worked. */
+static int make_handoff(struct xs_thread *t)
+{
+	struct xs_buf json = { .grow = xs_buf_mmap_grow }, text = { .grow = xs_buf_mmap_grow };
+	struct xs_window *w = xs_window_collect(t, "exec");
+	long fd = -ENOMEM;
+
+	if (!w)
+		return (int)fd;
+	xs_window_format(w, t, &json, &text);
+	if (json.failed || text.failed)
+		goto out;
+	fd = xs_sys2(SYS_memfd_create, "exitscope-handoff", 0);
+	if (fd < 0)
+		goto out;
+	struct xs_handoff_header hdr = { XS_HANDOFF_MAGIC, json.len, text.len, w->seq + 1 };
+	const void *parts[4] = { &hdr, &w->total, json.data, text.data };
+	size_t sizes[4] = { sizeof(hdr), sizeof(w->total), json.len, text.len };
+	for (int i = 0; i < 4; i++)
+		if (xs_write_all((int)fd, parts[i], sizes[i]) < 0) {
+			xs_sys1(SYS_close, fd);
+			fd = -EIO;
+			break;
+		}
+out:
+	xs_window_free(w);
+	xs_buf_mmap_free(&json);
+	xs_buf_mmap_free(&text);
+	return (int)fd;
+}
+
+long xs_task_exec(struct xs_thread *t, long nr, const long *a)
+{
+	const long *envp = (const long *)(nr == SYS_execve ? a[2] : a[3]);
+	struct xs_buf store = { 0 };
+	char **env = NULL;
+	sigset_t old;
+	long ret;
+
+	store.grow = xs_buf_mmap_grow;
+	xs_world_stop(t, &old);
+	int fd = make_handoff(t);
+	ret = xs_exec_env(envp, &env, &store, fd);
+	if (ret < 0) {
+		/* cannot read the program's environment: let the kernel say so */
+		env = (char **)envp;
+	}
+	xs_set_log_cloexec(false);
+	if (nr == SYS_execve)
+		ret = xs_sys3(SYS_execve, a[0], a[1], env);
+	else
+		ret = xs_sys5(SYS_execveat, a[0], a[1], a[2], env, a[4]);
+	/* still here: exec failed */
+	xs_set_log_cloexec(true);
+	if (fd >= 0)
+		xs_sys1(SYS_close, fd);
+	xs_buf_mmap_free(&store);
+	xs_world_resume(&old);
+	return ret;
+}
+
+/* ---- exit ---- */
+
+void xs_process_end(struct xs_thread *t, const char *reason)
+{
+	struct xs_buf json = { .grow = xs_buf_mmap_grow }, text = { .grow = xs_buf_mmap_grow };
+	static int warned;
+	sigset_t old;
+
+	/* the world stays stopped: the process is going away */
+	xs_world_stop(t, &old);
+	struct xs_window *w = xs_window_collect(t, reason);
+	if (!w) {
+		xs_warn_once(&warned, "exitscope: out of memory for the stats record\n");
+		return;
+	}
+	xs_window_format(w, t, &json, &text);
+	if (json.failed || xs_append_record(w->pid, json.data, json.len) < 0)
+		xs_warn_once(&warned, "exitscope: cannot write the stats record\n");
+	if (text.len)
+		xs_log_buf(text.data, text.len);
+	xs_window_free(w);
+	xs_buf_mmap_free(&json);
+	xs_buf_mmap_free(&text);
+}
+
+void xs_task_exit_thread(struct xs_thread *t, long status)
+{
+	sigset_t old;
+	xs_block_all_signals(&old);
+	if (t->kind != XS_KIND_THREAD || xs_thread_retire(t) == 0)
+		xs_process_end(t, "exit");	/* the last thread, or a vfork child */
+	for (;;)
+		xs_sys1(SYS_exit, status);
+}
+
+
+void xs_task_exit_group(struct xs_thread *t, long status)
+{
+	xs_process_end(t, "exit");
+	for (;;)
+		xs_sys1(SYS_exit_group, status);
+}

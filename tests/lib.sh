@@ -1,0 +1,25 @@
+# Shared helpers for integration tests (sourced by tests/integration/t*.sh).
+# Each check prints "ok - NAME" or "not ok - NAME" (with details indented);
+# tests/run counts those lines. Every script runs in its own scratch dir,
+# removed on exit.
+set -u
+XS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+XS_BUILD=${XS_BUILD:-$XS_ROOT/build}
+XS=$XS_BUILD/exitscope
+T=$XS_BUILD/targets
+SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/xs-test.XXXXXX")
+trap 'rm -rf "$SCRATCH"' EXIT
+
+ok()   { echo "ok - $1"; }
+fail() { echo "not ok - $1"; shift; for l in "$@"; do printf '    %s\n' "$l"; done; }
+
+# check NAME CMD...: ok when CMD succeeds.
+check() { local n=$1; shift; if "$@" >"$SCRATCH/.check.out" 2>&1; then ok "$n"; else fail "$n" "$(head -c 2000 "$SCRATCH/.check.out")"; fi; }
+
+# expect_eq NAME EXPECTED ACTUAL
+expect_eq() {
+  if [ "$2" = "$3" ]; then ok "$1"; else fail "$1" "expected: $2" "actual:   $3"; fi
+}
+
+# last_record DIR PID: the last JSON record written for PID in DIR.
+last_record() { tail -n 1 "$1/exitscope-$2.jsonl"; }
