@@ -5,8 +5,10 @@
 # For each workload the same command runs three times, each in a fresh copy of
 # the same input directory:
 #   (a) native     strace -f -C -U name,calls,errors -o native.strace -- CMD
-#   (b) exitscope  build/exitscope run -o records -- CMD
-#   (c) traced     strace -f -i -o xs.trace -- build/exitscope run -o DIR -- CMD
+#   (b) exitscope  build/exitscope run -o records --log xs.log -- CMD
+#                  (--log: the stats block would otherwise go to the program's
+#                  stderr, which is compared with the native run's)
+#   (c) traced     strace -f -i -o xs.trace -- build/exitscope run -o DIR --log FILE -- CMD
 # (a) gives the true counts (strace on the bare program: no SIGSYS, no re-issued
 # calls, no extra rt_sigreturn — none of strace's artefacts under exitscope);
 # -C prints the trace as well as the table, for exit_group and exit.
@@ -104,10 +106,10 @@ run_mode() {
   local wrap=()
   case $mode in
     native)    wrap=(strace -f -C -U name,calls,errors -o "$dir/native.strace" --) ;;
-    exitscope) wrap=("$XS" run -o "$dir/records" --) ;;
-    traced)    wrap=(strace -f -i -o "$dir/xs.trace" -- "$XS" run -o "$dir/records-traced" --) ;;
+    exitscope) wrap=("$XS" run -o "$dir/records" --log "$dir/xs.log" --) ;;
+    traced)    wrap=(strace -f -i -o "$dir/xs.trace" -- "$XS" run -o "$dir/records-traced" --log "$dir/xs-traced.log" --) ;;
   esac
-  mkdir -p "$dir/$mode"
+  mkdir -p "$dir/$mode" "$dir/records" "$dir/records-traced"
   cp -p "$INPUT"/* "$dir/$mode/"   # -p: gzip stores the mtime
   (cd "$dir/$mode" && timeout "$RUN_TIMEOUT" "${wrap[@]}" "$@" <"$stdin" >stdout.out 2>stderr.out)
   echo $? >"$dir/$mode.status"
