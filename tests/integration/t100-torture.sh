@@ -10,7 +10,7 @@ ulimit -c 0
 # status. The subshell keeps bash's "Terminated" notices out of the output.
 run_status() {
   local out=$1 err=$2; shift 2
-  ( timeout -k 5 60 "$@" >"$out" 2>"$err" </dev/null ); echo $?
+  { ( timeout -k 5 60 "$@" >"$out" 2>"$err" </dev/null ); } 2>/dev/null; echo $?
 }
 
 # compare NAME TARGET [ARG...]: run TARGET natively and under exitscope.
@@ -50,7 +50,8 @@ compare torture-asm-syscall tt_asm_syscall
 compare torture-exit-group-thread tt_exit_group_thread
 compare torture-nested-signals tt_nested_signals
 compare torture-nanosleep-eintr tt_nanosleep_eintr
-for mode in term abort segv kill pending usr2; do
+compare torture-fd-space tt_fd_space
+for mode in term abort segv kill pending usr2 waited; do
   compare "torture-signal-death-$mode" tt_signal_death "$mode"
 done
 compare torture-count-getppid tt_count_getppid 1000

@@ -36,8 +36,11 @@ static int run(const char *what, unsigned long long flags, int code)
     int status;
     if (waitpid(pid, &status, 0) != pid)
         die("waitpid");
-    say("%s child: exited with %d%s\n", what, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-        (flags & CLONE_PARENT_SETTID) ? (ptid == pid ? ", parent_tid set" : ", parent_tid wrong") : "");
+    if (WIFSIGNALED(status))
+        say("%s child: killed by signal %d\n", what, WTERMSIG(status));
+    else
+        say("%s child: exited with %d%s\n", what, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+            (flags & CLONE_PARENT_SETTID) ? (ptid == pid ? ", parent_tid set" : ", parent_tid wrong") : "");
     return 0;
 }
 

@@ -4,6 +4,7 @@
  * with a new stack; the child side runs in asm, calls a C function and leaves
  * with SYS_exit), plus a fork-like child through syscall(SYS_clone, SIGCHLD).
  * The raw threads share the creator's TLS, so they use only raw system calls.
+ * Usage: tt_clone_raw [PIDFILE]   PIDFILE gets this process's pid
  */
 #include "tt_common.h"
 #include <linux/futex.h>
@@ -72,8 +73,15 @@ static void wait_cleared(volatile pid_t *ctid)
         syscall(SYS_futex, ctid, FUTEX_WAIT, v, NULL, NULL, 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1) {
+        FILE *f = fopen(argv[1], "w");
+        if (!f)
+            die("fopen");
+        fprintf(f, "%d\n", getpid());
+        fclose(f);
+    }
     char *stacks = mmap(NULL, 2 * STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
                         -1, 0);
     if (stacks == MAP_FAILED)

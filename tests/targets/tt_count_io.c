@@ -1,6 +1,6 @@
 /*
  * Exact counts of reads and writes on a pipe, with known error counts:
- * reads and writes on a bad fd (EBADF), lseek and pwrite64 on a pipe
+ * reads and writes on negative fds (EBADF), lseek and pwrite64 on a pipe
  * (ESPIPE), close(-1) (EBADF). The result goes out with one write(2).
  */
 #include "tt_common.h"
@@ -20,9 +20,9 @@ int main(void)
         bad += read(p[0], buf, 8) != 8;
     }
     for (int i = 0; i < 7; i++)
-        bad += !(read(1000 + i, buf, 1) < 0 && errno == EBADF);
+        bad += !(read(-1 - i, buf, 1) < 0 && errno == EBADF);
     for (int i = 0; i < 3; i++)
-        bad += !(write(1000 + i, buf, 1) < 0 && errno == EBADF);
+        bad += !(write(-1 - i, buf, 1) < 0 && errno == EBADF);
     for (int i = 0; i < 2; i++)
         bad += !(lseek(p[0], 0, SEEK_SET) < 0 && errno == ESPIPE);
     for (int i = 0; i < 4; i++)

@@ -19,6 +19,7 @@
 static long g_tid[NTHREADS];
 static sem_t g_done;
 static volatile int g_never;
+static volatile int g_back[NTHREADS];
 static int g_live;
 
 static void *worker(void *arg)
@@ -31,6 +32,7 @@ static void *worker(void *arg)
     for (long k = 0; k < (i + 1) * 100; k++)
         syscall(SYS_getppid);
     sem_post(&g_done);
+    g_back[i] = 1; /* sem_post's system call, if any, has returned */
     while (g_live && !g_never)
         __builtin_ia32_pause();
     return NULL;
@@ -52,6 +54,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < NTHREADS; i++)
         while (sem_wait(&g_done) != 0)
             ;
+    for (int i = 0; i < NTHREADS; i++)
+        while (!g_back[i])
+            __builtin_ia32_pause();
     if (!g_live)
         for (int i = 0; i < NTHREADS; i++)
             pthread_join(t[i], NULL);

@@ -16,6 +16,7 @@ int main(int argc, char **argv)
     int calls = 3 + 2 * depth;
     for (int i = 0; i < calls; i++)
         syscall(SYS_getppid);
+    say("image %d: signals blocked at start: %d\n", depth, blocked_count());
     int nenv = 0;
     for (char **e = environ; *e; e++)
         nenv++;

@@ -2,13 +2,18 @@
  * Dying of an unhandled signal. Usage: tt_signal_death MODE where MODE is
  * term (raise(SIGTERM)), abort, segv (write through a null pointer), kill
  * (another thread sends SIGKILL), pending (SIGTERM sent while blocked, then
- * unblocked), or usr2 (SIGUSR2 from another process, default action).
+ * unblocked), or usr2 (SIGUSR2 from another process, default action); or
+ * waited: run each of those as a forked child and print how it died, as a
+ * parent sees it through waitpid (signal number, core dump flag).
  * Each mode issues 20 getppid calls first.
  */
 #include "tt_common.h"
 #include <pthread.h>
 #include <signal.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 static void *killer(void *arg)
 {
@@ -16,9 +21,35 @@ static void *killer(void *arg)
     return NULL;
 }
 
+static int waited(void)
+{
+    static const char *modes[] = {"term", "abort", "segv", "kill", "pending", "usr2"};
+    for (unsigned i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        pid_t pid = fork();
+        if (pid < 0)
+            die("fork");
+        if (pid == 0) {
+            int devnull = open("/dev/null", O_WRONLY);
+            dup2(devnull, 1);
+            execl("/proc/self/exe", "tt_signal_death", modes[i], (char *)NULL);
+            _exit(126);
+        }
+        int status;
+        waitpid(pid, &status, 0);
+        if (WIFSIGNALED(status))
+            say("child %s: killed by signal %d, core dump flag %d\n", modes[i], WTERMSIG(status),
+                WCOREDUMP(status) ? 1 : 0);
+        else
+            say("child %s: exited with %d\n", modes[i], WEXITSTATUS(status));
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "term";
+    if (strcmp(mode, "waited") == 0)
+        return waited();
     for (int i = 0; i < 20; i++)
         syscall(SYS_getppid);
     say("about to die: %s\n", mode);

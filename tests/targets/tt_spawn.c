@@ -19,6 +19,7 @@ static int wait_status(pid_t pid)
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "spawned") == 0) {
+        say("spawned child: signals blocked at start: %d\n", blocked_count());
         say("spawned child: args ok = %s\n", argc == 3 && strcmp(argv[2], "x y") == 0 ? "yes" : "no");
         return 11;
     }

@@ -22,6 +22,7 @@ static void report(const char *what, pid_t pid)
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "exec-child") == 0) {
+        say("exec'd child: signals blocked at start: %d\n", blocked_count());
         say("exec'd child: running with %d args, arg 2 = %s\n", argc, argc > 2 ? argv[2] : "-");
         return 9;
     }
