@@ -333,26 +333,29 @@ static void read_config(void)
 	}
 }
 
-/* Leave the program the environment it would have had without us. */
+/* Leave the program the environment it would have had without us. This
+ * edits environ in place rather than calling unsetenv/setenv, which some
+ * programs (bash) replace with their own. */
 static void clean_environment(void)
 {
-	for (char **e = environ; e && *e;) {
-		if (!strncmp(*e, ENV_PREFIX, strlen(ENV_PREFIX))) {
-			char name[64];
-			size_t len = strcspn(*e, "=");
-			if (len < sizeof(name)) {
-				memcpy(name, *e, len);
-				name[len] = 0;
-				unsetenv(name);
+	static char preload_var[sizeof("LD_PRELOAD=") + sizeof(g_config.preload_orig)];
+	char **out = environ;
+	if (!environ)
+		return;
+	for (char **e = environ; *e; e++) {
+		if (!strncmp(*e, ENV_PREFIX, strlen(ENV_PREFIX)))
+			continue;
+		if (!strncmp(*e, "LD_PRELOAD=", strlen("LD_PRELOAD=")) && g_config.lib[0]) {
+			if (!g_config.have_preload_orig)
 				continue;
-			}
+			strcpy(preload_var, "LD_PRELOAD=");
+			strcat(preload_var, g_config.preload_orig);
+			*out++ = preload_var;
+			continue;
 		}
-		e++;
+		*out++ = *e;
 	}
-	if (g_config.have_preload_orig)
-		setenv("LD_PRELOAD", g_config.preload_orig, 1);
-	else if (g_config.lib[0])
-		unsetenv("LD_PRELOAD");
+	*out = NULL;
 }
 
 /* The window that the exec closed, handed over by the old image. */
