@@ -56,7 +56,7 @@ $(O)/exitscope: $(CLI_OBJ)
 
 # Test targets: small programs that do one thing each. Built with frame
 # pointers so later profiler tests can use them too.
-$(O)/targets/%: tests/targets/%.c
+$(O)/targets/%: tests/targets/%.c tests/targets/tt_common.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -Iinclude -o $@ $< -lpthread
 

@@ -130,7 +130,7 @@ static enum xs_outcome run_call(struct xs_thread *t, long nr, long *a, ucontext_
 		return xs_task_clone(t, nr, a, uc, t0, ret);
 	case SYS_execve:
 	case SYS_execveat:
-		*ret = xs_task_exec(t, nr, a);
+		*ret = xs_task_exec(t, nr, a, uc);
 		return XS_RETURNED;
 	case SYS_exit:
 		xs_task_exit_thread(t, a[0]);
@@ -154,6 +154,11 @@ static enum xs_outcome run_call(struct xs_thread *t, long nr, long *a, ucontext_
 			return XS_RETURNED;
 		}
 		break;
+	}
+	/* the runtime's descriptors do not exist for the program */
+	if (XS_UNLIKELY(xs_is_runtime_fd(a[0])) && xs_fd_first_arg(nr)) {
+		*ret = -EBADF;
+		return XS_RETURNED;
 	}
 	*ret = xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	return XS_RETURNED;

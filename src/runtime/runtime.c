@@ -117,12 +117,31 @@ void xs_buf_mmap_free(struct xs_buf *b)
 
 /* Runtime descriptors sit high, out of the way of the program's lowest-free
  * allocation. */
-static long high_fd_base(void)
+long xs_high_fd_base(void)
 {
 	struct rlimit rl;
 	if (xs_sys2(SYS_getrlimit, RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < 64)
 		return 3;
 	return rl.rlim_cur > 1024 ? 1000 : (long)rl.rlim_cur - 24;
+}
+
+bool xs_fd_first_arg(long nr)
+{
+	switch (nr) {
+	case SYS_read: case SYS_write: case SYS_fstat: case SYS_lseek: case SYS_ioctl:
+	case SYS_pread64: case SYS_pwrite64: case SYS_readv: case SYS_writev: case SYS_dup:
+	case SYS_sendfile: case SYS_connect: case SYS_accept: case SYS_sendto: case SYS_recvfrom:
+	case SYS_sendmsg: case SYS_recvmsg: case SYS_shutdown: case SYS_bind: case SYS_listen:
+	case SYS_getsockname: case SYS_getpeername: case SYS_setsockopt: case SYS_getsockopt:
+	case SYS_fcntl: case SYS_flock: case SYS_fsync: case SYS_fdatasync: case SYS_ftruncate:
+	case SYS_getdents: case SYS_fchdir: case SYS_fchmod: case SYS_fchown: case SYS_fstatfs:
+	case SYS_getdents64: case SYS_fadvise64: case SYS_sync_file_range: case SYS_fallocate:
+	case SYS_accept4: case SYS_preadv: case SYS_pwritev: case SYS_syncfs: case SYS_preadv2:
+	case SYS_pwritev2: case SYS_copy_file_range: case SYS_fsetxattr: case SYS_fgetxattr:
+	case SYS_flistxattr: case SYS_fremovexattr: case SYS_readahead: case SYS_splice: case SYS_tee:
+		return true;
+	}
+	return false;
 }
 
 bool xs_is_runtime_fd(long fd)
@@ -155,7 +174,7 @@ long xs_fd_close_range(unsigned long first, unsigned long last, unsigned long fl
 long xs_fd_dup_onto(long nr, const long *a)
 {
 	if (xs_is_runtime_fd(a[1]) && a[0] != a[1]) {
-		long moved = xs_sys3(SYS_fcntl, a[1], F_DUPFD_CLOEXEC, high_fd_base());
+		long moved = xs_sys3(SYS_fcntl, a[1], F_DUPFD_CLOEXEC, xs_high_fd_base());
 		if (moved >= 0)
 			g_config.log_fd = (int)moved;
 	}
@@ -221,9 +240,9 @@ static void add_var_u64(struct xs_buf *b, const char *name, uint64_t value)
  * or EXITSCOPE_ variable, plus ours. *out points into store (pointer array
  * first, then our strings); the program's strings are used in place.
  */
-int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int handoff_fd)
+int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int handoff_fd, uint64_t sigmask)
 {
-	enum { OURS = 8 };
+	enum { OURS = 9 };
 	long n = 0;
 	long ptr;
 	const char *preload = NULL;
@@ -275,6 +294,8 @@ int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int ha
 		offs[k++] = store->len;
 		add_var_u64(store, ENV_PREFIX "HANDOFF", (uint64_t)handoff_fd);
 	}
+	offs[k++] = store->len;
+	add_var_u64(store, ENV_PREFIX "SIGMASK", sigmask);
 	if (store->failed)
 		return -ENOMEM;
 
@@ -320,7 +341,7 @@ static void read_config(void)
 	if (!g_config.log_path[0]) {
 		v = getenv(ENV_PREFIX "LOG_FD");
 		long fd = v ? strtol(v, NULL, 10) : 2;
-		g_config.log_fd = (int)xs_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, high_fd_base());
+		g_config.log_fd = (int)xs_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, xs_high_fd_base());
 		if (v && fd != 2 && g_config.log_fd >= 0)
 			xs_sys1(SYS_close, fd);
 	}
@@ -392,20 +413,39 @@ out:
 	xs_sys1(SYS_close, fd);
 }
 
+/* After an exec the old image kept every signal blocked through it; the
+ * program's own mask came along in the environment. */
+static void restore_program_mask(const char *mask)
+{
+	if (!mask)
+		return;
+	uint64_t m = strtoull(mask, NULL, 10) & ~XS_SIGBIT(SIGSYS);
+	xs_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &m, NULL, 8);
+}
+
 __attribute__((constructor)) static void xs_start(void)
 {
+	const char *mask = getenv(ENV_PREFIX "SIGMASK");
+	const char *failure = NULL;
+
 	read_config();
 	if (xs_counters_init() < 0) {
-		xs_log("exitscope: cannot map the counters; the program runs unobserved\n");
-		return;
+		failure = "exitscope: cannot map the counters; the program runs unobserved\n";
+		goto out;
 	}
 	take_handoff();
 	clean_environment();
 	if (xs_signals_init() < 0) {
-		xs_log("exitscope: cannot install the SIGSYS handler; the program runs unobserved\n");
-		return;
+		failure = "exitscope: cannot install the SIGSYS handler; the program runs unobserved\n";
+		goto out;
 	}
+	restore_program_mask(mask);
+	mask = NULL;
 	struct xs_thread *t = xs_thread_alloc(XS_KIND_THREAD, g_proc->pid);
 	if (!t || xs_thread_activate(t) < 0)
-		xs_log("exitscope: cannot turn on Syscall User Dispatch; the program runs unobserved\n");
+		failure = "exitscope: cannot turn on Syscall User Dispatch; the program runs unobserved\n";
+out:
+	restore_program_mask(mask);
+	if (failure)
+		xs_log(failure);
 }

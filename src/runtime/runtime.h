@@ -180,7 +180,7 @@ enum xs_outcome {
 	XS_NEW_PROCESS,		/* we are a fork child: counts start from zero */
 };
 enum xs_outcome xs_task_clone(struct xs_thread *t, long nr, const long *a, ucontext_t *uc, uint64_t t0, long *ret);
-long xs_task_exec(struct xs_thread *t, long nr, const long *a);
+long xs_task_exec(struct xs_thread *t, long nr, const long *a, ucontext_t *uc);
 void xs_task_exit_thread(struct xs_thread *t, long status);
 void xs_task_exit_group(struct xs_thread *t, long status);
 void xs_process_end(struct xs_thread *t, const char *reason);
@@ -242,7 +242,10 @@ bool xs_is_runtime_fd(long fd);
 long xs_fd_close(long fd);
 long xs_fd_close_range(unsigned long first, unsigned long last, unsigned long flags);
 long xs_fd_dup_onto(long nr, const long *a);
-int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int handoff_fd);
+int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int handoff_fd, uint64_t sigmask);
+long xs_high_fd_base(void);
+/* Syscalls whose first argument is a file descriptor. */
+bool xs_fd_first_arg(long nr);
 void xs_set_log_cloexec(bool on);
 
 #endif

@@ -12,6 +12,7 @@
  * Process end (exit_group, the last thread's exit, a fatal signal) and exec
  * stop the world, so the record holds every thread's final counts.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
@@ -19,6 +20,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include "runtime/runtime.h"
 
@@ -110,6 +112,8 @@ enum xs_outcome xs_task_clone(struct xs_thread *t, long nr, const long *a, ucont
 		/* fork-like: the child continues here, in its own copy. */
 		*ret = xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 		if (*ret == 0) {
+			if (flags & CLONE_CLEAR_SIGHAND)
+				xs_signals_init();	/* our handlers went too */
 			xs_fork_child_reset();
 			return XS_NEW_PROCESS;
 		}
@@ -169,6 +173,12 @@ static int make_handoff(struct xs_thread *t)
 	fd = xs_sys2(SYS_memfd_create, "exitscope-handoff", 0);
 	if (fd < 0)
 		goto out;
+	/* high, out of the way of the new image's loader and program */
+	long high = xs_sys3(SYS_fcntl, fd, F_DUPFD, xs_high_fd_base());
+	if (high >= 0) {
+		xs_sys1(SYS_close, fd);
+		fd = high;
+	}
 	struct xs_handoff_header hdr = { XS_HANDOFF_MAGIC, json.len, text.len, w->seq + 1 };
 	const void *parts[4] = { &hdr, &w->total, json.data, text.data };
 	size_t sizes[4] = { sizeof(hdr), sizeof(w->total), json.len, text.len };
@@ -185,33 +195,105 @@ out:
 	return (int)fd;
 }
 
-long xs_task_exec(struct xs_thread *t, long nr, const long *a)
+/* Will the runtime be loaded into the image that path starts? Yes for a
+ * dynamically linked x86-64 program (or a script whose interpreter is one)
+ * that does not run in the loader's secure mode. When unsure, yes. */
+static bool exec_followed(int dirfd, const char *user_path, int flags, int depth)
+{
+	char path[4096], head[256];
+	size_t n = 0;
+	for (; n < sizeof(path) - 1; n++)
+		if (xs_copy_user(&path[n], user_path + n, 1) < 0 || !path[n])
+			break;
+	path[n] = 0;
+	long fd;
+	if (!path[0] && (flags & AT_EMPTY_PATH))
+		fd = xs_sys3(SYS_fcntl, dirfd, F_DUPFD_CLOEXEC, 0);
+	else
+		fd = xs_sys4(SYS_openat, dirfd, path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return true;
+	bool followed = false;
+	struct stat st;
+	long got = xs_sys4(SYS_pread64, fd, head, sizeof(head) - 1, 0);
+	if (xs_sys2(SYS_fstat, fd, &st) < 0 || got < 4)
+		goto out;
+	if (((st.st_mode & S_ISUID) && st.st_uid != (uid_t)xs_sys0(SYS_geteuid)) ||
+	    ((st.st_mode & S_ISGID) && st.st_gid != (gid_t)xs_sys0(SYS_getegid)))
+		goto out;
+	if (head[0] == '#' && head[1] == '!') {
+		head[got] = 0;
+		char *interp = head + 2;
+		while (*interp == ' ' || *interp == '\t')
+			interp++;
+		char *end = interp;
+		while (*end && *end != ' ' && *end != '\t' && *end != '\n')
+			end++;
+		*end = 0;
+		followed = depth < 4 && exec_followed(AT_FDCWD, interp, 0, depth + 1);
+		goto out;
+	}
+	Elf64_Ehdr eh;
+	if ((size_t)got < sizeof(eh) || memcmp(head, ELFMAG, SELFMAG))
+		goto out;
+	memcpy(&eh, head, sizeof(eh));
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
+		goto out;
+	for (int i = 0; i < eh.e_phnum && !followed; i++) {
+		Elf64_Phdr ph;
+		if (xs_sys4(SYS_pread64, fd, &ph, sizeof(ph), eh.e_phoff + (uint64_t)i * eh.e_phentsize) !=
+		    sizeof(ph))
+			break;
+		followed = ph.p_type == PT_INTERP;
+	}
+out:
+	xs_sys1(SYS_close, fd);
+	return followed;
+}
+
+/*
+ * exec: the world stays stopped and every signal blocked through the call,
+ * as natively no handler of the old image runs once execve is issued. A
+ * followed image gets the closing window through a memfd and restores the
+ * program's signal mask itself; for an image the runtime cannot enter
+ * (static, setuid) the record is written now and the mask restored first.
+ */
+long xs_task_exec(struct xs_thread *t, long nr, const long *a, ucontext_t *uc)
 {
 	const long *envp = (const long *)(nr == SYS_execve ? a[2] : a[3]);
-	struct xs_buf store = { 0 };
-	char **env = NULL;
+	uint64_t program_mask;
+	struct xs_buf store = { .grow = xs_buf_mmap_grow };
+	char **env = (char **)envp;
 	sigset_t old;
 	long ret;
+	int fd = -1;
 
-	store.grow = xs_buf_mmap_grow;
+	memcpy(&program_mask, &uc->uc_sigmask, sizeof(program_mask));
+	bool followed = nr == SYS_execve ? exec_followed(AT_FDCWD, (const char *)a[0], 0, 0)
+					 : exec_followed((int)a[0], (const char *)a[1], (int)a[4], 0);
 	xs_world_stop(t, &old);
-	int fd = make_handoff(t);
-	ret = xs_exec_env(envp, &env, &store, fd);
-	if (ret < 0) {
-		/* cannot read the program's environment: let the kernel say so */
-		env = (char **)envp;
+	if (followed) {
+		fd = make_handoff(t);
+		if (xs_exec_env(envp, &env, &store, fd, program_mask) < 0)
+			env = (char **)envp;	/* unreadable: the kernel will say so */
+		xs_set_log_cloexec(false);
+	} else {
+		xs_process_end(t, "exec");
+		xs_world_resume(&old);
+		xs_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &program_mask, NULL, 8);
 	}
-	xs_set_log_cloexec(false);
 	if (nr == SYS_execve)
 		ret = xs_sys3(SYS_execve, a[0], a[1], env);
 	else
 		ret = xs_sys5(SYS_execveat, a[0], a[1], a[2], env, a[4]);
 	/* still here: exec failed */
-	xs_set_log_cloexec(true);
-	if (fd >= 0)
-		xs_sys1(SYS_close, fd);
-	xs_buf_mmap_free(&store);
-	xs_world_resume(&old);
+	if (followed) {
+		xs_set_log_cloexec(true);
+		if (fd >= 0)
+			xs_sys1(SYS_close, fd);
+		xs_buf_mmap_free(&store);
+		xs_world_resume(&old);
+	}
 	return ret;
 }
 
