@@ -31,7 +31,7 @@ TARGETS     := $(patsubst tests/targets/%.c,$(O)/targets/%,$(TARGET_SRC))
 UNITS       := $(patsubst tests/unit/%.c,$(O)/unit/%,$(UNIT_SRC))
 GEN         := $(O)/gen/syscall_table.h
 
-all: $(O)/exitscope $(O)/lib/libexitscope.so $(TARGETS) $(UNITS)
+all: $(O)/exitscope $(O)/lib/libexitscope.so $(O)/demo/demo $(TARGETS) $(UNITS)
 
 $(GEN): scripts/gen-syscall-table.sh
 	@mkdir -p $(dir $@)
@@ -59,6 +59,10 @@ $(O)/exitscope: $(CLI_OBJ)
 $(O)/targets/%: tests/targets/%.c tests/targets/tt_common.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -Iinclude -o $@ $< -lpthread
+
+$(O)/demo/demo: demo/demo.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -Wall -Wextra -o $@ $< -lpthread
 
 $(O)/unit/%: tests/unit/%.c $(COMMON_SRC) $(GEN)
 	@mkdir -p $(dir $@)

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034
 # Shared helpers for integration tests (sourced by tests/integration/t*.sh).
 # Each check prints "ok - NAME" or "not ok - NAME" (with details indented);
 # tests/run counts those lines. Every script runs in its own scratch dir,
