@@ -11,6 +11,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <linux/prctl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,9 +24,46 @@
 static const char g_run_usage[] =
 	"usage: exitscope run [OPTIONS] [--] PROGRAM [ARG...]\n"
 	"  -o, --output-dir DIR   where exitscope-PID.jsonl records go (default: .)\n"
+	"  -s, --signal SIG       control signal: USR1 (default), USR2, RTMIN+N, a number, or none\n"
+	"  -i, --interval MS      also close a window every MS milliseconds\n"
 	"      --format FMT       text (default) | gramine | none: what the log shows\n"
 	"      --log FILE         write the log to FILE instead of the program's stderr\n"
 	"  -h, --help             this text\n";
+
+/* The control signal by name (USR1, SIGUSR1, RTMIN+3), number, or "none"
+ * (0); -1 when it cannot be the runtime's. */
+static int parse_signal(const char *s)
+{
+	static const struct { const char *name; int sig; } names[] = {
+		{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT }, { "USR1", SIGUSR1 },
+		{ "USR2", SIGUSR2 }, { "PIPE", SIGPIPE }, { "ALRM", SIGALRM }, { "TERM", SIGTERM },
+		{ "URG", SIGURG }, { "XCPU", SIGXCPU }, { "XFSZ", SIGXFSZ }, { "VTALRM", SIGVTALRM },
+		{ "PROF", SIGPROF }, { "WINCH", SIGWINCH }, { "IO", SIGIO }, { "PWR", SIGPWR },
+	};
+	if (!strcmp(s, "none"))
+		return 0;
+	if (!strncmp(s, "SIG", 3))
+		s += 3;
+	char *end;
+	long v;
+	if (!strncmp(s, "RTMIN+", 6)) {
+		v = strtol(s + 6, &end, 10);
+		v = *end || end == s + 6 ? -1 : SIGRTMIN + v;
+	} else if (*s >= '0' && *s <= '9') {
+		v = strtol(s, &end, 10);
+		if (*end)
+			v = -1;
+	} else {
+		v = -1;
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (!strcmp(s, names[i].name))
+				v = names[i].sig;
+	}
+	if (v <= 0 || v > SIGRTMAX || v == SIGKILL || v == SIGSTOP || v == SIGSYS || v == SIGSEGV ||
+	    v == SIGBUS || v == SIGFPE || v == SIGILL || v == SIGCHLD)
+		return -1;
+	return (int)v;
+}
 
 /* Find PROGRAM as execvp would: a name with a slash as is, else on PATH. */
 static int resolve_program(const char *name, char *path, size_t size)
@@ -158,14 +196,18 @@ int cmd_run(int argc, char **argv)
 		{ "output-dir", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "log", required_argument, NULL, 'l' },
+		{ "signal", required_argument, NULL, 's' },
+		{ "interval", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *dir = ".", *format = "text", *log = NULL;
+	int ctl_signal = SIGUSR1;
+	unsigned long interval = 0;
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:s:i:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			dir = optarg;
@@ -180,13 +222,31 @@ int cmd_run(int argc, char **argv)
 		case 'l':
 			log = optarg;
 			break;
+		case 's':
+			ctl_signal = parse_signal(optarg);
+			if (ctl_signal < 0) {
+				xs_error("--signal '%s': not a signal the runtime can use "
+					 "(USR1, USR2, HUP, RTMIN+N, a number, or none)", optarg);
+				return XS_EXIT_USAGE;
+			}
+			break;
+		case 'i': {
+			char *end;
+			errno = 0;
+			interval = strtoul(optarg, &end, 10);
+			if (errno || *end || !*optarg || interval == 0 || interval > 86400000UL) {
+				xs_error("--interval '%s': milliseconds from 1 to 86400000", optarg);
+				return XS_EXIT_USAGE;
+			}
+			break;
+		}
 		case 'h':
 			fputs(g_run_usage, stdout);
 			return XS_EXIT_OK;
 		default:
 			if (optopt)
 				xs_error("option '-%c' %s", optopt,
-					 strchr("o", optopt) ? "needs a value" : "is not known");
+					 strchr("osi", optopt) ? "needs a value" : "is not known");
 			else
 				xs_error("option '%s' is not known or needs a value", argv[optind - 1]);
 			fputs(g_run_usage, stderr);
@@ -253,6 +313,13 @@ int cmd_run(int argc, char **argv)
 	    set_env("LD_PRELOAD", preload) || set_env("EXITSCOPE_LIB", lib) ||
 	    set_env("EXITSCOPE_DIR", absdir) || set_env("EXITSCOPE_FORMAT", format) ||
 	    (log && set_env("EXITSCOPE_LOG", abslog)))
+		return XS_EXIT_INTERNAL;
+	char num[32];
+	snprintf(num, sizeof(num), "%d", ctl_signal);
+	if (set_env("EXITSCOPE_SIGNAL", num))
+		return XS_EXIT_INTERNAL;
+	snprintf(num, sizeof(num), "%lu", interval);
+	if (set_env("EXITSCOPE_INTERVAL", num))
 		return XS_EXIT_INTERNAL;
 	if (!log)
 		unsetenv("EXITSCOPE_LOG");

@@ -136,6 +136,27 @@ redirect_parent:
 	jmp *%r11
 	.size xs_stub_clone_samestack, .-xs_stub_clone_samestack
 
+/* long xs_clone_service(unsigned long flags, void *stack_top, void (*entry)(void)):
+ * a thread of the runtime's own, starting at entry on its own stack. */
+	.globl xs_clone_service
+	.hidden xs_clone_service
+	.type xs_clone_service,@function
+xs_clone_service:
+	movq %rdx, %r9
+	xorl %edx, %edx
+	xorl %r10d, %r10d
+	xorl %r8d, %r8d
+	movl $56, %eax
+	syscall
+	testq %rax, %rax
+	jnz 1f
+	xorl %ebp, %ebp
+	andq $-16, %rsp
+	call *%r9
+	hlt
+1:	ret
+	.size xs_clone_service, .-xs_clone_service
+
 /* long xs_copy_user(void *dst, const void *src, size_t n): a fault in here
  * resumes at xs_copy_user_fault (signals.c edits the context). */
 	.globl xs_copy_user

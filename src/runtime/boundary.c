@@ -100,7 +100,7 @@ static enum xs_outcome run_call(struct xs_thread *t, long nr, long *a, ucontext_
 		*ret = xs_sig_action(t, a[0], (void *)a[1], (void *)a[2], a[3]);
 		return XS_RETURNED;
 	case SYS_rt_sigprocmask:
-		*ret = xs_sig_procmask(a[0], (void *)a[1], (void *)a[2], a[3], uc);
+		*ret = xs_sig_procmask(t, a[0], (void *)a[1], (void *)a[2], a[3], uc);
 		return XS_RETURNED;
 	case SYS_sigaltstack:
 		*ret = xs_sig_altstack((void *)a[0], (void *)a[1], uc);
@@ -113,6 +113,13 @@ static enum xs_outcome run_call(struct xs_thread *t, long nr, long *a, ucontext_
 	case SYS_rt_sigsuspend:
 		*ret = masked_wait(nr, a, 0);
 		return XS_RETURNED;
+	case SYS_rt_sigtimedwait:
+		xs_sig_check_wait((void *)a[0]);
+		break;
+	case SYS_signalfd:
+	case SYS_signalfd4:
+		xs_sig_check_wait((void *)a[1]);
+		break;
 	case SYS_ppoll:
 		*ret = masked_wait(nr, a, 3);
 		return XS_RETURNED;
@@ -156,7 +163,7 @@ static enum xs_outcome run_call(struct xs_thread *t, long nr, long *a, ucontext_
 		break;
 	}
 	/* the runtime's descriptors do not exist for the program */
-	if (XS_UNLIKELY(xs_is_runtime_fd(a[0])) && xs_fd_first_arg(nr)) {
+	if (XS_UNLIKELY(xs_fd_watched(a[0])) && xs_is_runtime_fd(a[0]) && xs_fd_first_arg(nr)) {
 		*ret = -EBADF;
 		return XS_RETURNED;
 	}
@@ -185,6 +192,21 @@ void xs_sigsys_handler(int sig, siginfo_t *info, void *ctx)
 	 * runtime's own (a vDSO fallback, say): run it, count nothing. */
 	if (XS_UNLIKELY(!t || (t->seq & 1))) {
 		r[REG_RAX] = xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		errno = saved_errno;
+		return;
+	}
+	if (XS_UNLIKELY(t->ctl_epoch != g_ctl_epoch))
+		xs_sig_ctl_resync(t, uc);
+	/* /dev/exitscope: the runtime's file; its traffic is not counted */
+	if (XS_UNLIKELY(xs_fd_watched(a[0])) && (xs_fd_first_arg(nr) || nr == SYS_close) &&
+	    xs_devfile_owns(a[0])) {
+		r[REG_RAX] = xs_devfile_call(nr, a);
+		errno = saved_errno;
+		return;
+	}
+	if (XS_UNLIKELY((nr == SYS_openat && xs_devfile_path((const char *)a[1])) ||
+			(nr == SYS_open && xs_devfile_path((const char *)a[0])))) {
+		r[REG_RAX] = xs_devfile_open(nr == SYS_open ? a[1] : a[2]);
 		errno = saved_errno;
 		return;
 	}

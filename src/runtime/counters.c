@@ -21,6 +21,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <asm/prctl.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 #include "runtime/runtime.h"
@@ -100,25 +101,32 @@ int xs_counters_init(void)
 	return 0;
 }
 
-/* Fold a dead thread into the process's retired counts; registry locked. */
-static void reclaim(struct xs_thread *t)
+struct xs_thread *xs_slot(uint32_t i)
 {
-	xs_counters_add(&g_proc->retired, &t->c);
-	g_proc->retired.minor_faults += t->usage_at_exit.minor_faults;
-	g_proc->retired.major_faults += t->usage_at_exit.major_faults;
-	g_proc->retired.preemptions += t->usage_at_exit.preemptions;
-	g_proc->retired_threads++;
-	t->state = XS_SLOT_FREE;
+	return slot_at(i);
 }
 
+void xs_registry_lock(sigset_t *old)
+{
+	xs_block_all_signals(old);
+	spin_lock(&g_proc->lock);
+}
+
+void xs_registry_unlock(const sigset_t *old)
+{
+	spin_unlock(&g_proc->lock);
+	xs_restore_signals(old);
+}
+
+/* Dead threads keep their slots until a boundary has reported them; the
+ * service thread reclaims them (windows.c) and is asked to when many wait. */
 struct xs_thread *xs_thread_alloc(enum xs_task_kind kind, int pid)
 {
 	static int warned;
 	sigset_t old;
 	struct xs_thread *t = NULL;
 
-	xs_block_all_signals(&old);
-	spin_lock(&g_proc->lock);
+	xs_registry_lock(&old);
 	for (uint32_t i = 0; i < g_proc->slots_used; i++)
 		if (slot_at(i)->state == XS_SLOT_FREE) {
 			t = slot_at(i);
@@ -126,29 +134,21 @@ struct xs_thread *xs_thread_alloc(enum xs_task_kind kind, int pid)
 		}
 	if (!t && g_proc->slots_used < XS_MAX_THREADS)
 		t = slot_at(g_proc->slots_used++);
-	if (!t) {
-		/* Every slot taken: reclaim the dead (they are folded into
-		 * the retired totals and no longer listed one by one). */
-		for (uint32_t i = 0; i < g_proc->slots_used; i++)
-			if (slot_at(i)->state == XS_SLOT_DEAD && slot_at(i)->kind == XS_KIND_THREAD) {
-				reclaim(slot_at(i));
-				if (!t)
-					t = slot_at(i);
-			}
-	}
 	if (t) {
-		memset(t, 0, sizeof(*t));
+		memset(t, 0, offsetof(struct xs_thread, c));
+		memset(&t->c, 0, sizeof(t->c));
 		t->self = t;
 		t->kind = kind;
 		t->pid = pid;
+		t->gen = ++g_proc->gen;
 		t->state = XS_SLOT_LIVE;
 		if (kind == XS_KIND_THREAD)
 			g_proc->live++;
 	}
-	spin_unlock(&g_proc->lock);
-	xs_restore_signals(&old);
+	xs_registry_unlock(&old);
 	if (!t)
-		xs_warn_once(&warned, "exitscope: more than 4096 live threads; new threads are not counted\n");
+		xs_warn_once(&warned, "exitscope: more than 4096 threads since the last window; "
+				      "new threads are not counted\n");
 	return t;
 }
 
@@ -172,7 +172,10 @@ uint32_t xs_thread_retire(struct xs_thread *t)
 	spin_lock(&g_proc->lock);
 	t->state = XS_SLOT_DEAD;
 	live = --g_proc->live;
+	uint32_t dead = ++g_proc->dead;
 	spin_unlock(&g_proc->lock);
+	if (dead >= XS_MAX_THREADS / 4)
+		xs_control_poke();
 	return live;
 }
 
@@ -188,12 +191,19 @@ int xs_thread_activate(struct xs_thread *t)
 
 /* In a fork child: the arena came back zeroed. Open this process's state
  * and give the calling thread a block. */
-void xs_fork_child_reset(void)
+void xs_fork_child_reset(bool ctl_view_blocked)
 {
 	process_open((int)xs_sys0(SYS_getpid));
+	xs_runtime_fds_reset();
 	struct xs_thread *t = xs_thread_alloc(XS_KIND_THREAD, g_proc->pid);
-	if (t)
-		xs_thread_activate(t);
+	if (!t)
+		return;
+	t->ctl_view_blocked = ctl_view_blocked;
+	t->ctl_epoch = g_ctl_epoch;
+	xs_thread_activate(t);
+	if (xs_windows_init() < 0 || xs_control_start() < 0)
+		xs_log("exitscope: cannot start the service thread in a fork child; "
+		       "its windows close only at exit\n");
 }
 
 void xs_park(void)
@@ -232,40 +242,6 @@ void xs_world_resume(const sigset_t *old)
 		xs_sys3(SYS_futex, &g_proc->exiting, FUTEX_WAKE_PRIVATE, 0x7fffffff);
 	}
 	xs_restore_signals(old);
-}
-
-/* Sum the blocks of this process into *sum, and count its threads. The
- * world must be stopped. */
-uint32_t xs_process_sum(struct xs_thread *self, struct xs_counters *sum)
-{
-	uint32_t n = 0;
-	if (self->kind != XS_KIND_THREAD) {
-		xs_counters_add(sum, &self->c);
-		return 1;
-	}
-	xs_counters_add(sum, &g_proc->retired);
-	for (uint32_t i = 0; i < g_proc->slots_used; i++) {
-		struct xs_thread *t = slot_at(i);
-		if (t->kind != XS_KIND_THREAD || t->state == XS_SLOT_FREE)
-			continue;
-		xs_counters_add(sum, &t->c);
-		n++;
-	}
-	return n;
-}
-
-/* Iterate the listed threads of this process: returns the next block after
- * index *i, or NULL. */
-struct xs_thread *xs_process_next_thread(struct xs_thread *self, uint32_t *i)
-{
-	if (self->kind != XS_KIND_THREAD)
-		return (*i)++ == 0 ? self : NULL;
-	while (*i < g_proc->slots_used) {
-		struct xs_thread *t = slot_at((*i)++);
-		if (t->kind == XS_KIND_THREAD && t->state != XS_SLOT_FREE)
-			return t;
-	}
-	return NULL;
 }
 
 /* A signal arrived inside a counting section and was held back blocked and

@@ -6,54 +6,8 @@
  * signal handler and on a small stack.
  */
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include "runtime/runtime.h"
-
-struct xs_window_store {
-	struct xs_window w;
-	struct xs_counters thread;	/* scratch for one thread's counters */
-	uint16_t order[XS_NR_SYSCALLS];
-};
-
-static void add_usage_delta(struct xs_counters *c, const struct xs_usage *now, const struct xs_usage *base)
-{
-	c->minor_faults += now->minor_faults - base->minor_faults;
-	c->major_faults += now->major_faults - base->major_faults;
-	c->preemptions += now->preemptions - base->preemptions;
-}
-
-struct xs_window *xs_window_collect(struct xs_thread *self, const char *reason)
-{
-	long p = xs_syscall6(SYS_mmap, 0, sizeof(struct xs_window_store), PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if ((unsigned long)p > -4096UL)
-		return NULL;
-	struct xs_window *w = (struct xs_window *)p;
-	struct xs_usage now, zero = { 0 };
-	bool whole_process = self->kind == XS_KIND_THREAD;
-
-	w->pid = whole_process ? g_proc->pid : self->pid;
-	w->seq = whole_process ? g_proc->seq : 0;
-	w->reason = reason;
-	w->label = NULL;
-	w->end_ns = xs_now_real();
-	w->start_ns = whole_process ? g_proc->window_start_ns : w->end_ns;
-	w->duration_ns = whole_process ? xs_now_mono() - g_proc->window_start_mono : 0;
-	w->nthreads = xs_process_sum(self, &w->window);
-	xs_usage_self_process(&now);
-	add_usage_delta(&w->window, &now, whole_process ? &g_proc->usage_base : &zero);
-	w->total = w->window;
-	if (whole_process)
-		xs_counters_add(&w->total, &g_proc->base_total);
-	return w;
-}
-
-void xs_window_free(struct xs_window *w)
-{
-	if (w)
-		xs_sys2(SYS_munmap, w, sizeof(struct xs_window_store));
-}
 
 static const char *call_name(long nr, char *tmp, size_t size)
 {
@@ -107,20 +61,6 @@ static void json_counters(struct xs_buf *b, const struct xs_counters *c)
 	xs_buf_add(b, "}}");
 }
 
-/* The thread's counters with its faults and preemptions, in st->thread. */
-static const struct xs_counters *thread_counters(struct xs_window_store *st, struct xs_thread *self,
-						 struct xs_thread *t)
-{
-	struct xs_usage u = t->usage_at_exit;
-	if (t->state == XS_SLOT_LIVE)
-		xs_usage_thread(t == self ? 0 : t->tid, &u);
-	st->thread = t->c;
-	st->thread.minor_faults = u.minor_faults;
-	st->thread.major_faults = u.major_faults;
-	st->thread.preemptions = u.preemptions;
-	return &st->thread;
-}
-
 static void thread_comm(struct xs_thread *t, char comm[16])
 {
 	memset(comm, 0, 16);
@@ -144,9 +84,8 @@ static void thread_comm(struct xs_thread *t, char comm[16])
 			comm[i] = 0;
 }
 
-static void format_json(struct xs_window_store *st, struct xs_thread *self, struct xs_buf *b)
+static void format_json(struct xs_window *w, struct xs_buf *b)
 {
-	struct xs_window *w = &st->w;
 	xs_buf_add(b, "{\"pid\": ");
 	xs_buf_u64(b, (uint64_t)w->pid, 0);
 	xs_buf_add(b, ", \"seq\": ");
@@ -154,7 +93,7 @@ static void format_json(struct xs_window_store *st, struct xs_thread *self, stru
 	xs_buf_add(b, ", \"reason\": ");
 	xs_buf_json_str(b, w->reason);
 	xs_buf_add(b, ", \"label\": ");
-	if (w->label)
+	if (w->has_label)
 		xs_buf_json_str(b, w->label);
 	else
 		xs_buf_add(b, "null");
@@ -169,10 +108,11 @@ static void format_json(struct xs_window_store *st, struct xs_thread *self, stru
 	xs_buf_add(b, ", \"threads\": [");
 	uint32_t i = 0;
 	bool first = true;
-	for (struct xs_thread *t; (t = xs_process_next_thread(self, &i));) {
+	struct xs_thread *t;
+	const struct xs_counters *window, *total;
+	while (xs_window_thread(w, &i, &t, &window, &total)) {
 		char comm[16];
 		thread_comm(t, comm);
-		const struct xs_counters *c = thread_counters(st, self, t);
 		if (!first)
 			xs_buf_add(b, ", ");
 		first = false;
@@ -182,25 +122,30 @@ static void format_json(struct xs_window_store *st, struct xs_thread *self, stru
 		xs_buf_json_str(b, comm);
 		xs_buf_add(b, ", \"exited\": ");
 		xs_buf_add(b, t->state == XS_SLOT_LIVE ? "false" : "true");
-		/* no boundary inside one image yet: a thread's window is its total */
 		xs_buf_add(b, ", \"window\": ");
-		json_counters(b, c);
+		json_counters(b, window);
 		xs_buf_add(b, ", \"total\": ");
-		json_counters(b, c);
+		json_counters(b, total);
 		xs_buf_addc(b, '}');
 	}
-	if (self->kind == XS_KIND_THREAD && g_proc->retired_threads) {
+	if (g_proc->retired_threads) {
 		if (!first)
 			xs_buf_add(b, ", ");
 		xs_buf_add(b, "{\"tid\": 0, \"comm\": \"(reclaimed)\", \"exited\": true, \"threads\": ");
 		xs_buf_u64(b, g_proc->retired_threads, 0);
 		xs_buf_add(b, ", \"window\": ");
-		json_counters(b, &g_proc->retired);
+		json_counters(b, &g_proc->retired_window);
 		xs_buf_add(b, ", \"total\": ");
 		json_counters(b, &g_proc->retired);
 		xs_buf_addc(b, '}');
 	}
 	xs_buf_add(b, "], \"profile\": null}\n");
+}
+
+/* The reason as the log shows it: the control signal by name. */
+static const char *reason_shown(const char *reason)
+{
+	return strcmp(reason, "signal") == 0 ? xs_control_signal_name() : reason;
 }
 
 static void text_row(struct xs_buf *b, const char *name, uint64_t window, uint64_t total)
@@ -232,9 +177,9 @@ static void syscall_row(struct xs_buf *b, uint64_t ns, uint64_t all_ns, uint64_t
 }
 
 /* strace -c's table for the window, sorted by time, then calls. */
-static void format_syscall_table(struct xs_window_store *st, struct xs_buf *b)
+static void format_syscall_table(struct xs_window *w, struct xs_buf *b)
 {
-	const struct xs_counters *c = &st->w.window;
+	const struct xs_counters *c = &w->window;
 	uint64_t all_ns = 0, all_calls = 0, all_errors = 0;
 	int n = 0;
 	for (int nr = 0; nr < XS_NR_SYSCALLS; nr++) {
@@ -245,35 +190,34 @@ static void format_syscall_table(struct xs_window_store *st, struct xs_buf *b)
 		all_errors += c->sys[nr].errors;
 		int i = n++;
 		while (i > 0) {
-			const struct xs_syscall_count *o = &c->sys[st->order[i - 1]], *s = &c->sys[nr];
+			const struct xs_syscall_count *o = &c->sys[w->order[i - 1]], *s = &c->sys[nr];
 			if (o->ns > s->ns || (o->ns == s->ns && o->calls >= s->calls))
 				break;
-			st->order[i] = st->order[i - 1];
+			w->order[i] = w->order[i - 1];
 			i--;
 		}
-		st->order[i] = (uint16_t)nr;
+		w->order[i] = (uint16_t)nr;
 	}
 	xs_buf_add(b, "  % time     seconds  usecs/call     calls    errors syscall      (this window)\n");
 	xs_buf_add(b, g_rule);
 	char tmp[32];
 	for (int i = 0; i < n; i++) {
-		const struct xs_syscall_count *s = &c->sys[st->order[i]];
-		syscall_row(b, s->ns, all_ns, s->calls, s->errors, call_name(st->order[i], tmp, sizeof(tmp)));
+		const struct xs_syscall_count *s = &c->sys[w->order[i]];
+		syscall_row(b, s->ns, all_ns, s->calls, s->errors, call_name(w->order[i], tmp, sizeof(tmp)));
 	}
 	xs_buf_add(b, g_rule);
 	syscall_row(b, all_ns, all_ns, all_calls, all_errors, "total");
 }
 
-static void format_text(struct xs_window_store *st, struct xs_buf *b)
+static void format_text(struct xs_window *w, struct xs_buf *b)
 {
-	struct xs_window *w = &st->w;
 	xs_buf_add(b, "----- exitscope stats for process ");
 	xs_buf_u64(b, (uint64_t)w->pid, 0);
 	xs_buf_add(b, " (window #");
 	xs_buf_u64(b, w->seq, 0);
 	xs_buf_add(b, ", ");
-	xs_buf_add(b, w->reason);
-	if (w->label) {
+	xs_buf_add(b, reason_shown(w->reason));
+	if (w->has_label) {
 		xs_buf_add(b, ", label ");
 		xs_buf_json_str(b, w->label);
 	}
@@ -289,16 +233,16 @@ static void format_text(struct xs_window_store *st, struct xs_buf *b)
 	text_row(b, "major faults", w->window.major_faults, w->total.major_faults);
 	text_row(b, "preemptions", w->window.preemptions, w->total.preemptions);
 	text_row(b, "threads", w->nthreads, w->nthreads);
-	format_syscall_table(st, b);
+	format_syscall_table(w, b);
 }
 
 /* Gramine's SGX stats block: EENTERs = enters, EEXITs = exits, AEXs =
  * preemptions + page faults (the asynchronous exits of an enclave). */
-static void format_gramine(struct xs_window_store *st, struct xs_buf *b)
+static void format_gramine(struct xs_window *w, struct xs_buf *b)
 {
-	const struct xs_counters *c = &st->w.window;
+	const struct xs_counters *c = &w->window;
 	xs_buf_add(b, "----- Total SGX stats for process ");
-	xs_buf_u64(b, (uint64_t)st->w.pid, 0);
+	xs_buf_u64(b, (uint64_t)w->pid, 0);
 	xs_buf_add(b, " -----\n# of EENTERs:        ");
 	xs_buf_u64(b, c->enters, 0);
 	xs_buf_add(b, "\n# of EEXITs:         ");
@@ -312,12 +256,13 @@ static void format_gramine(struct xs_window_store *st, struct xs_buf *b)
 	xs_buf_addc(b, '\n');
 }
 
-void xs_window_format(struct xs_window *w, struct xs_thread *self, struct xs_buf *json, struct xs_buf *text)
+void xs_window_format(struct xs_window *w, struct xs_buf *json, struct xs_buf *text)
 {
-	struct xs_window_store *st = (struct xs_window_store *)w;
-	format_json(st, self, json);
+	format_json(w, json);
+	if (!text)
+		return;
 	if (g_config.format == XS_FORMAT_TEXT)
-		format_text(st, text);
+		format_text(w, text);
 	else if (g_config.format == XS_FORMAT_GRAMINE)
-		format_gramine(st, text);
+		format_gramine(w, text);
 }

@@ -144,9 +144,61 @@ bool xs_fd_first_arg(long nr)
 	return false;
 }
 
+uint64_t g_fd_watch[16];
+static int g_runtime_fds[8];
+static int g_runtime_fd_count;
+
+void xs_fd_watch(int fd, bool on)
+{
+	if (fd < 0 || fd >= 1024)
+		return;
+	if (on)
+		__atomic_or_fetch(&g_fd_watch[fd >> 6], 1ULL << (fd & 63), __ATOMIC_RELAXED);
+	else
+		__atomic_and_fetch(&g_fd_watch[fd >> 6], ~(1ULL << (fd & 63)), __ATOMIC_RELAXED);
+}
+
 bool xs_is_runtime_fd(long fd)
 {
-	return fd >= 0 && fd == g_config.log_fd;
+	for (int i = 0; i < g_runtime_fd_count; i++)
+		if (g_runtime_fds[i] == fd)
+			return true;
+	return false;
+}
+
+void xs_runtime_fd_add(int fd)
+{
+	if (g_runtime_fd_count < 8)
+		g_runtime_fds[g_runtime_fd_count++] = fd;
+	xs_fd_watch(fd, true);
+}
+
+/* A runtime descriptor moved out of the way of the program's dup2. */
+static void runtime_fd_moved(int from, int to)
+{
+	for (int i = 0; i < g_runtime_fd_count; i++)
+		if (g_runtime_fds[i] == from)
+			g_runtime_fds[i] = to;
+	if (g_config.log_fd == from)
+		g_config.log_fd = to;
+	xs_fd_watch(from, false);
+	xs_fd_watch(to, true);
+}
+
+/* In a fork child the service thread's descriptors are the parent's
+ * copies: close them, the child opens its own. */
+void xs_runtime_fds_reset(void)
+{
+	int keep = 0;
+	for (int i = 0; i < g_runtime_fd_count; i++) {
+		if (g_runtime_fds[i] == g_config.log_fd) {
+			g_runtime_fds[keep++] = g_runtime_fds[i];
+			continue;
+		}
+		xs_fd_watch(g_runtime_fds[i], false);
+		xs_sys1(SYS_close, g_runtime_fds[i]);
+	}
+	g_runtime_fd_count = keep;
 }
 
 /* The program cannot close the runtime's descriptors; it is told it did. */
@@ -157,17 +209,31 @@ long xs_fd_close(long fd)
 	return xs_sys1(SYS_close, fd);
 }
 
+/* close_range around the runtime's descriptors. */
 long xs_fd_close_range(unsigned long first, unsigned long last, unsigned long flags)
 {
-	long fd = g_config.log_fd;
-	if (fd < 0 || (unsigned long)fd < first || (unsigned long)fd > last)
+	unsigned long from = first;
+	if (first > last)
 		return xs_sys3(SYS_close_range, first, last, flags);
-	long r = 0;
-	if ((unsigned long)fd > first)
-		r = xs_sys3(SYS_close_range, first, fd - 1, flags);
-	if (r == 0 && (unsigned long)fd < last)
-		r = xs_sys3(SYS_close_range, fd + 1, last, flags);
-	return r;
+	for (;;) {
+		/* the lowest runtime descriptor in [from, last] */
+		unsigned long next = ~0UL;
+		for (int i = 0; i < g_runtime_fd_count; i++) {
+			unsigned long fd = (unsigned long)g_runtime_fds[i];
+			if (fd >= from && fd <= last && fd < next)
+				next = fd;
+		}
+		if (next == ~0UL)
+			return xs_sys3(SYS_close_range, from, last, flags);
+		if (next > from) {
+			long r = xs_sys3(SYS_close_range, from, next - 1, flags);
+			if (r < 0)
+				return r;
+		}
+		if (next == last)
+			return 0;
+		from = next + 1;
+	}
 }
 
 /* dup2/dup3 onto a runtime descriptor: move ours out of the way first. */
@@ -176,7 +242,7 @@ long xs_fd_dup_onto(long nr, const long *a)
 	if (xs_is_runtime_fd(a[1]) && a[0] != a[1]) {
 		long moved = xs_sys3(SYS_fcntl, a[1], F_DUPFD_CLOEXEC, xs_high_fd_base());
 		if (moved >= 0)
-			g_config.log_fd = (int)moved;
+			runtime_fd_moved((int)a[1], (int)moved);
 	}
 	return xs_syscall6(nr, a[0], a[1], a[2], 0, 0, 0);
 }
@@ -242,7 +308,7 @@ static void add_var_u64(struct xs_buf *b, const char *name, uint64_t value)
  */
 int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int handoff_fd, uint64_t sigmask)
 {
-	enum { OURS = 9 };
+	enum { OURS = 11 };
 	long n = 0;
 	long ptr;
 	const char *preload = NULL;
@@ -296,6 +362,10 @@ int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int ha
 	}
 	offs[k++] = store->len;
 	add_var_u64(store, ENV_PREFIX "SIGMASK", sigmask);
+	offs[k++] = store->len;
+	add_var_u64(store, ENV_PREFIX "SIGNAL", (uint64_t)g_config.signal);
+	offs[k++] = store->len;
+	add_var_u64(store, ENV_PREFIX "INTERVAL", g_config.interval_ms);
 	if (store->failed)
 		return -ENOMEM;
 
@@ -335,6 +405,13 @@ static void read_config(void)
 	g_config.have_preload_orig = getenv(ENV_PREFIX "PRELOAD_ORIG") != NULL;
 	if (!g_config.dir[0] && !getcwd(g_config.dir, sizeof(g_config.dir)))
 		strcpy(g_config.dir, ".");
+	v = getenv(ENV_PREFIX "SIGNAL");
+	g_config.signal = v ? (int)strtol(v, NULL, 10) : SIGUSR1;
+	if (g_config.signal < 0 || g_config.signal > 64 || g_config.signal == SIGKILL ||
+	    g_config.signal == SIGSTOP || g_config.signal == SIGSYS)
+		g_config.signal = 0;
+	v = getenv(ENV_PREFIX "INTERVAL");
+	g_config.interval_ms = v ? strtoull(v, NULL, 10) : 0;
 	v = getenv(ENV_PREFIX "FORMAT");
 	g_config.format = !v || !strcmp(v, "text") ? XS_FORMAT_TEXT
 			: !strcmp(v, "gramine")     ? XS_FORMAT_GRAMINE : XS_FORMAT_NONE;
@@ -344,6 +421,8 @@ static void read_config(void)
 		g_config.log_fd = (int)xs_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, xs_high_fd_base());
 		if (v && fd != 2 && g_config.log_fd >= 0)
 			xs_sys1(SYS_close, fd);
+		if (g_config.log_fd >= 0)
+			xs_runtime_fd_add(g_config.log_fd);
 	}
 	if (!g_config.lib[0]) {
 		/* preloaded by hand: find ourselves, to follow execs */
@@ -442,8 +521,12 @@ __attribute__((constructor)) static void xs_start(void)
 	restore_program_mask(mask);
 	mask = NULL;
 	struct xs_thread *t = xs_thread_alloc(XS_KIND_THREAD, g_proc->pid);
-	if (!t || xs_thread_activate(t) < 0)
+	if (!t || xs_thread_activate(t) < 0) {
 		failure = "exitscope: cannot turn on Syscall User Dispatch; the program runs unobserved\n";
+		goto out;
+	}
+	if (xs_windows_init() < 0 || xs_control_start() < 0)
+		failure = "exitscope: cannot start the service thread; windows close only at exit\n";
 out:
 	restore_program_mask(mask);
 	if (failure)

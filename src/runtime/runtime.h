@@ -44,6 +44,7 @@ void xs_stub_sigreturn(void);
  * signals.c; see xs_fixup_fault). */
 long xs_copy_user(void *dst, const void *src, size_t n);
 extern char xs_copy_user_end[], xs_copy_user_fault[];
+long xs_clone_service(unsigned long flags, void *stack_top, void (*entry)(void));
 
 /* ---- counters.c: thread blocks, the registry, stopping the world ---- */
 enum xs_task_kind {
@@ -80,6 +81,9 @@ struct xs_thread {
 	uint32_t redirect_depth;
 	uint64_t deferred;		/* signals held back during a section */
 	unsigned long program_gs;	/* what the program set with ARCH_SET_GS */
+	uint32_t gen;			/* which thread holds the slot: see windows.c */
+	uint32_t ctl_epoch;		/* g_ctl_epoch this thread's mask follows */
+	bool ctl_view_blocked;		/* the program's view of the control signal */
 	struct xs_usage usage_at_exit;
 	char comm[16];
 	struct xs_redirect redirect[XS_REDIRECT_DEPTH];
@@ -100,10 +104,14 @@ struct xs_process {
 	uint32_t live;			/* live threads of this process */
 	uint32_t seq;			/* number of the open window */
 	uint32_t retired_threads;
+	uint32_t gen;			/* slot generations handed out */
+	volatile uint32_t dead;		/* dead slots not reclaimed yet */
+	volatile int window_lock;	/* the boundaries: see windows.c */
 	uint64_t window_start_ns;	/* CLOCK_REALTIME */
 	uint64_t window_start_mono;
 	struct xs_usage usage_base;	/* RUSAGE_SELF when the window opened */
 	struct xs_counters retired;	/* reclaimed dead threads, this image */
+	struct xs_counters retired_window; /* ...their part not yet in a window */
 	struct xs_counters base_total;	/* earlier images (exec), for totals */
 };
 
@@ -123,7 +131,7 @@ void xs_thread_free(struct xs_thread *t);
  * usage, mark its block dead; returns the number of threads still live. */
 uint32_t xs_thread_retire(struct xs_thread *t);
 int xs_thread_activate(struct xs_thread *t);
-void xs_fork_child_reset(void);
+void xs_fork_child_reset(bool ctl_view_blocked);
 /* Stop every other thread of this process at its next counting section and
  * wait until none is inside one; returns with all signals blocked, old mask
  * in *old. xs_world_resume undoes it (exec failed). */
@@ -133,8 +141,9 @@ void xs_park(void);
 void xs_release_deferred(struct xs_thread *t);
 uint64_t xs_now_mono(void);
 uint64_t xs_now_real(void);
-uint32_t xs_process_sum(struct xs_thread *self, struct xs_counters *sum);
-struct xs_thread *xs_process_next_thread(struct xs_thread *self, uint32_t *i);
+struct xs_thread *xs_slot(uint32_t i);
+void xs_registry_lock(sigset_t *old);
+void xs_registry_unlock(const sigset_t *old);
 void xs_usage_self_process(struct xs_usage *u);
 void xs_usage_thread(int tid, struct xs_usage *u);
 void xs_block_all_signals(sigset_t *old);
@@ -188,7 +197,13 @@ void xs_process_end(struct xs_thread *t, const char *reason);
 /* ---- signals.c ---- */
 int xs_signals_init(void);
 long xs_sig_action(struct xs_thread *t, long sig, const void *act, void *oact, long size);
-long xs_sig_procmask(long how, const void *set, void *oset, long size, ucontext_t *uc);
+long xs_sig_procmask(struct xs_thread *t, long how, const void *set, void *oset, long size,
+		     ucontext_t *uc);
+uint64_t xs_sig_program_view(struct xs_thread *t, uint64_t kernel_mask);
+void xs_sig_ctl_resync(struct xs_thread *t, ucontext_t *uc);
+void xs_sig_check_wait(const void *user_set);
+/* Block the control signal in the calling thread (start-up). */
+void xs_sig_ctl_block(struct xs_thread *t);
 long xs_sig_altstack(const void *ss, void *oss, ucontext_t *uc);
 /* Copy a program sigset for a call that installs it temporarily
  * (sigsuspend, ppoll, ...), with the runtime's signals removed. */
@@ -196,23 +211,67 @@ long xs_sig_sanitize_mask(const void *user, long size, uint64_t *copy);
 void xs_forward_sigsys(siginfo_t *info, ucontext_t *uc);
 #define XS_SIGBIT(sig) (1ULL << ((sig) - 1))
 
-/* ---- record.c: a closed window, as JSON and as text ---- */
+/* ---- windows.c: boundaries ---- */
 struct xs_window {
 	int pid;
 	uint32_t seq;
 	const char *reason;
-	const char *label;
+	char label[128];
+	bool has_label;
 	uint64_t start_ns, end_ns, duration_ns;
 	uint32_t nthreads;
+	uint32_t boundary;		/* marks the slots collected for it */
 	struct xs_counters window;
 	struct xs_counters total;
+	struct xs_counters scratch;	/* one thread's window, while formatting */
+	uint16_t order[XS_NR_SYSCALLS];	/* system calls sorted, while formatting */
 };
-/* Collect the window that closes now (the world must be stopped) into a
- * mapping the caller releases with xs_window_free; NULL without memory. */
-struct xs_window *xs_window_collect(struct xs_thread *self, const char *reason);
+/* Collect the window that closes now into a mapping the caller releases
+ * with xs_window_free; NULL without memory. Hold the window lock; the
+ * counts are read from consistent per-thread snapshots. caller, if not
+ * NULL, is a snapshot the calling thread took of its own block at the
+ * moment it asked for the boundary (/dev/exitscope). */
+struct xs_window *xs_window_collect(struct xs_thread *self, const char *reason, const char *label,
+				    const struct xs_counters *caller);
+/* Make the collected window the new base: the next window starts now. */
+void xs_window_commit(struct xs_window *w);
 void xs_window_free(struct xs_window *w);
+/* Per listed thread of w: the thread, its window and its total counters.
+ * Returns false after the last. *i starts at 0. */
+bool xs_window_thread(struct xs_window *w, uint32_t *i, struct xs_thread **t,
+		      const struct xs_counters **window, const struct xs_counters **total);
+void xs_window_lock(void);
+void xs_window_unlock(void);
+/* Close a window now and record it (service thread, /dev/exitscope): the
+ * text goes to out if not NULL, else to the log. 0 or a negative errno. */
+int xs_window_close(const char *reason, const char *label, const struct xs_counters *caller,
+		    struct xs_buf *out, bool silent);
+/* Fold dead threads into the retired counts (window lock held). */
+void xs_reclaim_dead(void);
+int xs_windows_init(void);
+/* A consistent copy of t's counters. */
+void xs_snapshot(struct xs_thread *t, struct xs_counters *out);
+
+/* ---- control.c: the service thread ---- */
+extern int g_ctl_sig;
+extern volatile uint32_t g_ctl_epoch;
+const char *xs_control_signal_name(void);
+int xs_control_start(void);
+void xs_control_give_up_signal(void);
+void xs_control_poke(void);
+/* Run a control command line ("dump [LABEL]", "reset"): the closed
+ * window's number, -EINVAL for an unknown command, or another -errno. */
+int xs_control_command(const char *line, const char *reason, struct xs_buf *out);
+
+/* ---- devfile.c: /dev/exitscope ---- */
+bool xs_devfile_path(const char *user_path);
+bool xs_devfile_owns(long fd);
+long xs_devfile_open(long flags);
+long xs_devfile_call(long nr, const long *a);
+
+/* ---- record.c: a window as JSON and as text ---- */
 /* Append the record line (JSON) and the log block (text, per g_config). */
-void xs_window_format(struct xs_window *w, struct xs_thread *self, struct xs_buf *json, struct xs_buf *text);
+void xs_window_format(struct xs_window *w, struct xs_buf *json, struct xs_buf *text);
 
 /* ---- runtime.c: configuration, files, the log ---- */
 struct xs_config {
@@ -222,6 +281,8 @@ struct xs_config {
 	char preload_orig[4096];
 	bool have_preload_orig;
 	int log_fd;			/* -1: use log_path (or nothing) */
+	int signal;			/* control signal, 0: none */
+	uint64_t interval_ms;
 	enum { XS_FORMAT_TEXT, XS_FORMAT_GRAMINE, XS_FORMAT_NONE } format;
 };
 extern struct xs_config g_config;
@@ -238,7 +299,17 @@ struct xs_handoff_header {
 #define XS_HANDOFF_MAGIC 0x3166666f646e6168ULL
 int xs_buf_mmap_grow(struct xs_buf *b, size_t need);
 void xs_buf_mmap_free(struct xs_buf *b);
+/* Descriptors the program's calls must not reach as they are: the
+ * runtime's own (EBADF for the program) and /dev/exitscope's (emulated). */
+extern uint64_t g_fd_watch[16];
+static inline bool xs_fd_watched(long fd)
+{
+	return (unsigned long)fd < 1024 && ((g_fd_watch[fd >> 6] >> (fd & 63)) & 1);
+}
+void xs_fd_watch(int fd, bool on);
 bool xs_is_runtime_fd(long fd);
+void xs_runtime_fd_add(int fd);
+void xs_runtime_fds_reset(void);
 long xs_fd_close(long fd);
 long xs_fd_close_range(unsigned long first, unsigned long last, unsigned long flags);
 long xs_fd_dup_onto(long nr, const long *a);

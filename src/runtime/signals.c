@@ -124,6 +124,8 @@ long xs_sig_action(struct xs_thread *t, long sig, const void *act, void *oact, l
 		 * g_actions to the parent and set its own directly. */
 		return xs_sys4(SYS_rt_sigaction, sig, act ? &new : NULL, oact, 8);
 	}
+	if (act && sig == g_ctl_sig && new.handler != SIG_DFL && new.handler != SIG_IGN)
+		xs_control_give_up_signal();	/* the program wins */
 	lock_actions(&mask);
 	old = g_actions[sig];
 	if (act) {
@@ -151,26 +153,82 @@ long xs_sig_sanitize_mask(const void *user, long size, uint64_t *copy)
 	if (xs_copy_user(copy, user, 8) < 0)
 		return -EFAULT;
 	*copy &= ~RESERVED_SIGNALS;
+	if (g_ctl_sig)
+		*copy |= XS_SIGBIT(g_ctl_sig);
 	return 0;
 }
 
 /* rt_sigprocmask inside the SIGSYS handler would be undone by the handler's
- * own sigreturn: run it, then carry the new mask into the saved context. */
-long xs_sig_procmask(long how, const void *set, void *oset, long size, ucontext_t *uc)
+ * own sigreturn: run it, then carry the new mask into the saved context.
+ * While the control signal is the runtime's, it stays blocked in the kernel
+ * and the program sees (and sets) its own view of it. */
+long xs_sig_procmask(struct xs_thread *t, long how, const void *set, void *oset, long size,
+		     ucontext_t *uc)
 {
-	uint64_t copy;
+	uint64_t copy, old;
+	bool view = t->ctl_view_blocked;
+	if (size != 8)
+		return -EINVAL;
 	if (set) {
-		long r = xs_sig_sanitize_mask(set, size, &copy);
-		if (r < 0)
-			return r;
+		if (xs_copy_user(&copy, set, 8) < 0)
+			return -EFAULT;
+		copy &= ~RESERVED_SIGNALS;
+		if (g_ctl_sig) {
+			uint64_t bit = XS_SIGBIT(g_ctl_sig);
+			if (how == SIG_SETMASK)
+				view = copy & bit;
+			else if (how == SIG_BLOCK)
+				view |= !!(copy & bit);
+			else if (how == SIG_UNBLOCK && (copy & bit))
+				view = false;
+			if (how == SIG_UNBLOCK)
+				copy &= ~bit;
+			else
+				copy |= bit;
+		}
 	}
-	long r = xs_sys4(SYS_rt_sigprocmask, how, set ? &copy : NULL, oset, size);
-	if (r == 0 && set) {
+	long r = xs_sys4(SYS_rt_sigprocmask, how, set ? &copy : NULL, &old, 8);
+	if (r < 0)
+		return r;
+	if (set) {
 		uint64_t cur = 0;
 		xs_sys4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &cur, 8);
 		memcpy(&uc->uc_sigmask, &cur, 8);
 	}
-	return r;
+	if (g_ctl_sig) {
+		old = t->ctl_view_blocked ? old | XS_SIGBIT(g_ctl_sig) : old & ~XS_SIGBIT(g_ctl_sig);
+		t->ctl_view_blocked = view;
+	}
+	if (oset && xs_copy_user(oset, &old, 8) < 0)
+		return -EFAULT;
+	return 0;
+}
+
+/* The mask as the program believes it is, from the kernel's. */
+uint64_t xs_sig_program_view(struct xs_thread *t, uint64_t kernel_mask)
+{
+	if (!g_ctl_sig)
+		return kernel_mask;
+	uint64_t bit = XS_SIGBIT(g_ctl_sig);
+	return t->ctl_view_blocked ? kernel_mask | bit : kernel_mask & ~bit;
+}
+
+/* The program took the control signal: unblock it in this thread if the
+ * program's view has it unblocked. */
+void xs_sig_ctl_resync(struct xs_thread *t, ucontext_t *uc)
+{
+	t->ctl_epoch = g_ctl_epoch;
+	if (!g_ctl_sig && g_config.signal && !t->ctl_view_blocked)
+		*(uint64_t *)&uc->uc_sigmask &= ~XS_SIGBIT(g_config.signal);
+}
+
+/* Does the program wait for the control signal itself (sigwait, signalfd)?
+ * Then it is the program's. */
+void xs_sig_check_wait(const void *user_set)
+{
+	uint64_t set;
+	if (g_ctl_sig && user_set && xs_copy_user(&set, user_set, 8) == 0 && (set & XS_SIGBIT(g_ctl_sig)))
+		xs_control_give_up_signal();
 }
 
 /* Likewise for the alternate stack. */
@@ -291,4 +349,15 @@ void xs_forward_sigsys(siginfo_t *info, ucontext_t *uc)
 	xs_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, 8);
 	deliver(t, SIGSYS, info, uc);
 	xs_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
+}
+
+void xs_sig_ctl_block(struct xs_thread *t)
+{
+	uint64_t bit, old = 0;
+	t->ctl_epoch = g_ctl_epoch;
+	if (!g_ctl_sig)
+		return;
+	bit = XS_SIGBIT(g_ctl_sig);
+	xs_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &bit, &old, 8);
+	t->ctl_view_blocked = old & bit;
 }

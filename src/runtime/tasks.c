@@ -27,7 +27,8 @@
 struct handoff {
 	void *rip;
 	struct xs_thread *child;
-	long kind;
+	int kind;
+	bool ctl_view;
 };
 #define HANDOFF_OFFSET 152	/* below the child's sp; see boundary.S */
 
@@ -36,10 +37,10 @@ void *xs_child_start_shared(void);
 struct xs_ret2 { long ret; void *rip; };
 struct xs_ret2 xs_redirect_parent(long ret);
 
-static void *child_start(void *rip, struct xs_thread *child, long kind)
+static void *child_start(void *rip, struct xs_thread *child, long kind, bool ctl_view)
 {
 	if (kind == XS_KIND_PROC)
-		xs_fork_child_reset();
+		xs_fork_child_reset(ctl_view);
 	else if (child)
 		xs_thread_activate(child);
 	return rip;
@@ -47,14 +48,14 @@ static void *child_start(void *rip, struct xs_thread *child, long kind)
 
 void *xs_child_start_handoff(struct handoff *h)
 {
-	return child_start(h->rip, h->child, h->kind);
+	return child_start(h->rip, h->child, h->kind, h->ctl_view);
 }
 
 void *xs_child_start_shared(void)
 {
 	struct xs_thread *parent = xs_self();
 	struct xs_redirect *e = &parent->redirect[parent->redirect_depth - 1];
-	return child_start(e->rip, e->child, e->kind);
+	return child_start(e->rip, e->child, e->kind, parent->ctl_view_blocked);
 }
 
 struct xs_ret2 xs_redirect_parent(long ret)
@@ -108,13 +109,14 @@ enum xs_outcome xs_task_clone(struct xs_thread *t, long nr, const long *a, ucont
 	}
 	}
 
+	bool view = t->ctl_view_blocked;	/* the child's block starts wiped */
 	if (!(flags & CLONE_VM) && !stack) {
 		/* fork-like: the child continues here, in its own copy. */
 		*ret = xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 		if (*ret == 0) {
 			if (flags & CLONE_CLEAR_SIGHAND)
 				xs_signals_init();	/* our handlers went too */
-			xs_fork_child_reset();
+			xs_fork_child_reset(view);
 			return XS_NEW_PROCESS;
 		}
 		return XS_RETURNED;
@@ -131,6 +133,10 @@ enum xs_outcome xs_task_clone(struct xs_thread *t, long nr, const long *a, ucont
 	struct xs_thread *child = NULL;
 	if (kind != XS_KIND_PROC)
 		child = xs_thread_alloc((enum xs_task_kind)kind, kind == XS_KIND_THREAD ? t->pid : 0);
+	if (child) {
+		child->ctl_view_blocked = t->ctl_view_blocked;
+		child->ctl_epoch = t->ctl_epoch;
+	}
 	struct xs_redirect *e = &t->redirect[t->redirect_depth];
 	e->rip = (void *)r[REG_RIP];
 	e->nr = nr;
@@ -139,7 +145,7 @@ enum xs_outcome xs_task_clone(struct xs_thread *t, long nr, const long *a, ucont
 	e->kind = kind;
 	e->flags = flags;
 	if (stack) {
-		struct handoff h = { e->rip, child, kind };
+		struct handoff h = { e->rip, child, (int)kind, t->ctl_view_blocked };
 		if (xs_copy_user((char *)stack - HANDOFF_OFFSET, &h, sizeof(h)) < 0) {
 			if (child)
 				xs_thread_free(child);
@@ -162,12 +168,12 @@ enum xs_outcome xs_task_clone(struct xs_thread *t, long nr, const long *a, ucont
 static int make_handoff(struct xs_thread *t)
 {
 	struct xs_buf json = { .grow = xs_buf_mmap_grow }, text = { .grow = xs_buf_mmap_grow };
-	struct xs_window *w = xs_window_collect(t, "exec");
+	struct xs_window *w = xs_window_collect(t, "exec", NULL, NULL);
 	long fd = -ENOMEM;
 
 	if (!w)
 		return (int)fd;
-	xs_window_format(w, t, &json, &text);
+	xs_window_format(w, &json, &text);
 	if (json.failed || text.failed)
 		goto out;
 	fd = xs_sys2(SYS_memfd_create, "exitscope-handoff", 0);
@@ -269,9 +275,12 @@ long xs_task_exec(struct xs_thread *t, long nr, const long *a, ucontext_t *uc)
 	int fd = -1;
 
 	memcpy(&program_mask, &uc->uc_sigmask, sizeof(program_mask));
+	program_mask = xs_sig_program_view(t, program_mask);
 	bool followed = nr == SYS_execve ? exec_followed(AT_FDCWD, (const char *)a[0], 0, 0)
 					 : exec_followed((int)a[0], (const char *)a[1], (int)a[4], 0);
 	xs_world_stop(t, &old);
+	if (t->kind == XS_KIND_THREAD)
+		xs_window_lock();	/* released only if exec fails */
 	if (followed) {
 		fd = make_handoff(t);
 		if (xs_exec_env(envp, &env, &store, fd, program_mask) < 0)
@@ -294,29 +303,36 @@ long xs_task_exec(struct xs_thread *t, long nr, const long *a, ucontext_t *uc)
 		xs_buf_mmap_free(&store);
 		xs_world_resume(&old);
 	}
+	if (t->kind == XS_KIND_THREAD)
+		xs_window_unlock();
 	return ret;
 }
 
 /* ---- exit ---- */
 
+/* The last window: written with the world stopped and the window lock
+ * held for good, so no boundary can follow it. (exec's caller holds the
+ * lock already; taking it is reentrant for that case.) */
 void xs_process_end(struct xs_thread *t, const char *reason)
 {
 	struct xs_buf json = { .grow = xs_buf_mmap_grow }, text = { .grow = xs_buf_mmap_grow };
 	static int warned;
 	sigset_t old;
 
-	/* the world stays stopped: the process is going away */
 	xs_world_stop(t, &old);
-	struct xs_window *w = xs_window_collect(t, reason);
+	if (t->kind == XS_KIND_THREAD && strcmp(reason, "exec") != 0)
+		xs_window_lock();
+	struct xs_window *w = xs_window_collect(t, reason, NULL, NULL);
 	if (!w) {
 		xs_warn_once(&warned, "exitscope: out of memory for the stats record\n");
 		return;
 	}
-	xs_window_format(w, t, &json, &text);
+	xs_window_format(w, &json, &text);
 	if (json.failed || xs_append_record(w->pid, json.data, json.len) < 0)
 		xs_warn_once(&warned, "exitscope: cannot write the stats record\n");
 	if (text.len)
 		xs_log_buf(text.data, text.len);
+	xs_window_commit(w);
 	xs_window_free(w);
 	xs_buf_mmap_free(&json);
 	xs_buf_mmap_free(&text);

@@ -1,0 +1,167 @@
+/*
+ * /dev/exitscope, emulated: it exists only for a program running under
+ * exitscope. Opening it gives a real descriptor (of /dev/null, so that
+ * fstat, poll and fcntl behave) whose reads and writes the runtime serves:
+ *   write "dump [LABEL]\n" or "reset\n": close a window now (reason "app");
+ *     the window holds exactly the calls the program issued before the write;
+ *     anything else: EINVAL, nothing changes;
+ *   read: the live counters as one JSON object (like a /proc file: read to
+ *     EOF, and the next read starts a fresh snapshot).
+ * The file's own traffic (open, read, write, close) is not counted.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include "runtime/runtime.h"
+
+#define MAX_OPEN 16
+static const char g_path[] = "/dev/exitscope";
+
+struct devfile {
+	int fd;			/* -1: unused */
+	struct xs_buf out;	/* the JSON being read */
+	size_t pos;
+};
+
+static struct devfile g_files[MAX_OPEN] = {
+	[0 ... MAX_OPEN - 1] = { .fd = -1 },
+};
+static volatile int g_lock;
+
+static void lock(sigset_t *old)
+{
+	xs_block_all_signals(old);
+	while (__atomic_exchange_n(&g_lock, 1, __ATOMIC_ACQUIRE))
+		xs_sys0(SYS_sched_yield);
+}
+
+static void unlock(const sigset_t *old)
+{
+	__atomic_store_n(&g_lock, 0, __ATOMIC_RELEASE);
+	xs_restore_signals(old);
+}
+
+static struct devfile *find(long fd)
+{
+	for (int i = 0; i < MAX_OPEN; i++)
+		if (g_files[i].fd == fd)
+			return &g_files[i];
+	return NULL;
+}
+
+bool xs_devfile_path(const char *user_path)
+{
+	char path[sizeof(g_path)];
+	return user_path && xs_copy_user(path, user_path, sizeof(path)) == 0 &&
+	       memcmp(path, g_path, sizeof(path)) == 0;
+}
+
+bool xs_devfile_owns(long fd)
+{
+	return find(fd) != NULL;
+}
+
+long xs_devfile_open(long flags)
+{
+	sigset_t old;
+	long fd = xs_sys4(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR | (flags & O_CLOEXEC), 0);
+	if (fd < 0)
+		return fd;
+	lock(&old);
+	struct devfile *f = find(-1);
+	if (f) {
+		f->fd = (int)fd;
+		f->out = (struct xs_buf){ .grow = xs_buf_mmap_grow };
+		f->pos = 0;
+		xs_fd_watch((int)fd, true);
+	}
+	unlock(&old);
+	if (!f) {
+		xs_sys1(SYS_close, fd);
+		return -EMFILE;
+	}
+	return fd;
+}
+
+/* A write: one or more command lines, all valid or none run. */
+static long write_commands(const char *user, size_t n)
+{
+	char buf[512];
+	if (n >= sizeof(buf))
+		return -EINVAL;
+	if (xs_copy_user(buf, user, n) < 0)
+		return -EFAULT;
+	buf[n] = 0;
+	for (char *line = buf; *line;) {
+		char *end = strchr(line, '\n');
+		if (end)
+			*end = 0;
+		if (*line) {
+			sigset_t old;
+			xs_block_all_signals(&old);
+			int r = xs_control_command(line, "app", NULL);
+			xs_restore_signals(&old);
+			if (r < 0)
+				return r == -EINVAL ? -EINVAL : -EIO;
+		}
+		if (!end)
+			break;
+		line = end + 1;
+	}
+	return (long)n;
+}
+
+static long read_live(struct devfile *f, char *user, size_t n)
+{
+	if (f->pos == f->out.len) {
+		if (f->out.len) {
+			/* EOF; the next read starts again */
+			f->out.len = f->pos = 0;
+			return 0;
+		}
+		xs_window_lock();
+		struct xs_window *w = xs_window_collect(NULL, "live", NULL, NULL);
+		if (w)
+			xs_window_format(w, &f->out, NULL);
+		xs_window_unlock();
+		xs_window_free(w);
+		if (!w || f->out.failed)
+			return -ENOMEM;
+	}
+	size_t left = f->out.len - f->pos;
+	if (n > left)
+		n = left;
+	if (xs_copy_user(user, f->out.data + f->pos, n) < 0)
+		return -EFAULT;
+	f->pos += n;
+	return (long)n;
+}
+
+long xs_devfile_call(long nr, const long *a)
+{
+	sigset_t old;
+	long r;
+	switch (nr) {
+	case SYS_write:
+		return write_commands((const char *)a[1], (size_t)a[2]);
+	case SYS_read:
+		lock(&old);
+		struct devfile *f = find(a[0]);
+		r = f ? read_live(f, (char *)a[1], (size_t)a[2]) : -EBADF;
+		unlock(&old);
+		return r;
+	case SYS_close:
+		lock(&old);
+		f = find(a[0]);
+		if (f) {
+			xs_fd_watch(f->fd, false);
+			xs_buf_mmap_free(&f->out);
+			f->fd = -1;
+		}
+		unlock(&old);
+		return xs_sys1(SYS_close, a[0]);
+	}
+	/* anything else acts on the /dev/null behind it */
+	return xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}

@@ -1,0 +1,306 @@
+/*
+ * Window boundaries. A boundary reads every thread's block as a consistent
+ * snapshot (the owner's seq is even before and after the copy) and reports
+ * snapshot minus base, the thread's snapshot at the previous boundary. Each
+ * call is counted once, by its thread, so it lands in exactly one window,
+ * and the program's threads never wait for the reader.
+ *
+ * Ownership: the bases (one per slot, in a mapping of their own) and the
+ * retired counts belong to whoever holds the window lock: the service
+ * thread for boundaries on demand, the exiting thread (with the world
+ * stopped) for the last window. A slot's generation tells a base that
+ * belongs to an earlier thread of the same slot from one that is current.
+ * Dead threads keep their slot until a boundary has reported them.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include "runtime/runtime.h"
+
+struct slot_window {
+	uint32_t gen;			/* the thread the base belongs to */
+	uint32_t boundary;		/* last boundary that collected it */
+	struct xs_usage usage_base, usage_snap;
+	struct xs_counters base;
+	struct xs_counters snap;
+};
+
+static struct slot_window *g_slot_windows;
+static uint32_t g_boundary;		/* window lock */
+static struct xs_buf g_unwritten = { .grow = xs_buf_mmap_grow };	/* window lock */
+
+int xs_windows_init(void)
+{
+	size_t size = (size_t)XS_MAX_THREADS * sizeof(struct slot_window);
+	long p = xs_syscall6(SYS_mmap, 0, size, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if ((unsigned long)p > -4096UL)
+		return (int)p;
+	xs_sys3(SYS_madvise, p, size, MADV_WIPEONFORK);
+	g_slot_windows = (struct slot_window *)p;
+	return 0;
+}
+
+void xs_window_lock(void)
+{
+	while (__atomic_exchange_n(&g_proc->window_lock, 1, __ATOMIC_ACQUIRE))
+		xs_sys0(SYS_sched_yield);
+}
+
+void xs_window_unlock(void)
+{
+	__atomic_store_n(&g_proc->window_lock, 0, __ATOMIC_RELEASE);
+}
+
+void xs_snapshot(struct xs_thread *t, struct xs_counters *out)
+{
+	for (;;) {
+		uint32_t before = __atomic_load_n(&t->seq, __ATOMIC_ACQUIRE);
+		if (before & 1) {
+			xs_sys0(SYS_sched_yield);
+			continue;
+		}
+		memcpy(out, &t->c, sizeof(*out));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&t->seq, __ATOMIC_RELAXED) == before)
+			return;
+	}
+}
+
+static void counters_sub(struct xs_counters *dst, const struct xs_counters *a, const struct xs_counters *b)
+{
+	const uint64_t *x = (const uint64_t *)a, *y = (const uint64_t *)b;
+	uint64_t *d = (uint64_t *)dst;
+	for (size_t i = 0; i < sizeof(*dst) / sizeof(uint64_t); i++)
+		d[i] = x[i] - y[i];
+}
+
+static void set_usage(struct xs_counters *c, const struct xs_usage *u)
+{
+	c->minor_faults = u->minor_faults;
+	c->major_faults = u->major_faults;
+	c->preemptions = u->preemptions;
+}
+
+static bool listed(const struct xs_thread *t)
+{
+	return t->kind == XS_KIND_THREAD && t->state != XS_SLOT_FREE;
+}
+
+/* A thread's base, or zero for a thread born since the last boundary. */
+static void fresh_base(struct slot_window *sw, const struct xs_thread *t)
+{
+	if (sw->gen == t->gen)
+		return;
+	memset(&sw->base, 0, sizeof(sw->base));
+	memset(&sw->usage_base, 0, sizeof(sw->usage_base));
+	sw->gen = t->gen;
+}
+
+struct xs_window *xs_window_collect(struct xs_thread *self, const char *reason, const char *label,
+				    const struct xs_counters *caller)
+{
+	long p = xs_syscall6(SYS_mmap, 0, sizeof(struct xs_window), PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if ((unsigned long)p > -4096UL)
+		return NULL;
+	struct xs_window *w = (struct xs_window *)p;
+	bool whole_process = !self || self->kind == XS_KIND_THREAD;
+
+	w->pid = whole_process ? g_proc->pid : self->pid;
+	w->seq = whole_process ? g_proc->seq : 0;
+	w->reason = reason;
+	if (label) {
+		size_t n = strlen(label);
+		if (n >= sizeof(w->label))
+			n = sizeof(w->label) - 1;
+		memcpy(w->label, label, n);
+		w->has_label = true;
+	}
+	w->end_ns = xs_now_real();
+	if (!whole_process) {
+		/* a vfork child: one thread, one window, no service thread */
+		w->start_ns = w->end_ns;
+		w->nthreads = 1;
+		xs_counters_add(&w->window, &self->c);
+		struct xs_usage u;
+		xs_usage_self_process(&u);
+		set_usage(&w->window, &u);
+		w->total = w->window;
+		return w;
+	}
+	w->start_ns = g_proc->window_start_ns;
+	w->duration_ns = xs_now_mono() - g_proc->window_start_mono;
+	w->boundary = ++g_boundary;
+	for (uint32_t i = 0; i < g_proc->slots_used; i++) {
+		struct xs_thread *t = xs_slot(i);
+		if (!listed(t))
+			continue;
+		struct slot_window *sw = &g_slot_windows[i];
+		fresh_base(sw, t);
+		if (t == self && caller)
+			sw->snap = *caller;
+		else
+			xs_snapshot(t, &sw->snap);
+		if (t->state == XS_SLOT_LIVE)
+			xs_usage_thread(t == self ? 0 : t->tid, &sw->usage_snap);
+		else
+			sw->usage_snap = t->usage_at_exit;
+		set_usage(&sw->snap, &sw->usage_snap);
+		set_usage(&sw->base, &sw->usage_base);
+		sw->boundary = w->boundary;
+		counters_sub(&w->scratch, &sw->snap, &sw->base);
+		xs_counters_add(&w->window, &w->scratch);
+		xs_counters_add(&w->total, &sw->snap);
+		w->nthreads++;
+	}
+	xs_counters_add(&w->window, &g_proc->retired_window);
+	xs_counters_add(&w->total, &g_proc->retired);
+	/* the process's faults and preemptions: the kernel's own sum */
+	struct xs_usage now;
+	xs_usage_self_process(&now);
+	w->window.minor_faults = now.minor_faults - g_proc->usage_base.minor_faults;
+	w->window.major_faults = now.major_faults - g_proc->usage_base.major_faults;
+	w->window.preemptions = now.preemptions - g_proc->usage_base.preemptions;
+	w->total.minor_faults = now.minor_faults;
+	w->total.major_faults = now.major_faults;
+	w->total.preemptions = now.preemptions;
+	xs_counters_add(&w->total, &g_proc->base_total);
+	return w;
+}
+
+bool xs_window_thread(struct xs_window *w, uint32_t *i, struct xs_thread **t,
+		      const struct xs_counters **window, const struct xs_counters **total)
+{
+	if (!g_slot_windows || w->boundary == 0) {
+		/* a vfork child's window: its only thread */
+		if ((*i)++ != 0)
+			return false;
+		*t = xs_self();
+		*window = *total = &w->window;
+		return true;
+	}
+	while (*i < g_proc->slots_used) {
+		uint32_t k = (*i)++;
+		struct slot_window *sw = &g_slot_windows[k];
+		if (sw->boundary != w->boundary)
+			continue;
+		*t = xs_slot(k);
+		counters_sub(&w->scratch, &sw->snap, &sw->base);
+		*window = &w->scratch;
+		*total = &sw->snap;
+		return true;
+	}
+	return false;
+}
+
+/* Fold a dead slot whose last counts are in snap into the retired counts;
+ * window lock held. in_window: its counts since the base are already in a
+ * reported window. */
+static void retire_slot(uint32_t i, bool in_window)
+{
+	struct slot_window *sw = &g_slot_windows[i];
+	struct xs_thread *t = xs_slot(i);
+	if (!in_window) {
+		counters_sub(&sw->snap, &sw->snap, &sw->base);
+		xs_counters_add(&g_proc->retired_window, &sw->snap);
+		xs_counters_add(&sw->snap, &sw->base);
+	}
+	xs_counters_add(&g_proc->retired, &sw->snap);
+	g_proc->retired_threads++;
+	sigset_t old;
+	xs_registry_lock(&old);
+	t->state = XS_SLOT_FREE;
+	g_proc->dead--;
+	xs_registry_unlock(&old);
+}
+
+void xs_window_commit(struct xs_window *w)
+{
+	if (!g_slot_windows || w->boundary == 0)
+		return;
+	memset(&g_proc->retired_window, 0, sizeof(g_proc->retired_window));
+	for (uint32_t i = 0; i < g_proc->slots_used; i++) {
+		struct slot_window *sw = &g_slot_windows[i];
+		if (sw->boundary != w->boundary)
+			continue;
+		struct xs_thread *t = xs_slot(i);
+		if (t->state == XS_SLOT_DEAD) {
+			retire_slot(i, true);
+			continue;
+		}
+		sw->base = sw->snap;
+		sw->usage_base = sw->usage_snap;
+	}
+	g_proc->seq++;
+	g_proc->window_start_ns = w->end_ns;
+	g_proc->window_start_mono = xs_now_mono();
+	xs_usage_self_process(&g_proc->usage_base);
+}
+
+void xs_reclaim_dead(void)
+{
+	for (uint32_t i = 0; i < g_proc->slots_used; i++) {
+		struct xs_thread *t = xs_slot(i);
+		if (t->kind != XS_KIND_THREAD || t->state != XS_SLOT_DEAD)
+			continue;
+		struct slot_window *sw = &g_slot_windows[i];
+		fresh_base(sw, t);
+		xs_snapshot(t, &sw->snap);
+		set_usage(&sw->snap, &t->usage_at_exit);
+		set_usage(&sw->base, &sw->usage_base);
+		retire_slot(i, false);
+	}
+}
+
+void xs_window_free(struct xs_window *w)
+{
+	if (w)
+		xs_sys2(SYS_munmap, w, sizeof(*w));
+}
+
+/* Write a record line; what cannot be written now stays for the next
+ * boundary (window lock held). */
+static int write_record(int pid, struct xs_buf *json)
+{
+	static int warned;
+	xs_buf_addn(&g_unwritten, json->data, json->len);
+	if (g_unwritten.failed)
+		return -ENOMEM;
+	int r = xs_append_record(pid, g_unwritten.data, g_unwritten.len);
+	if (r == 0) {
+		g_unwritten.len = 0;
+		return 0;
+	}
+	xs_warn_once(&warned, "exitscope: cannot write the stats record; keeping it in memory and "
+			      "retrying at the next window\n");
+	return r;
+}
+
+int xs_window_close(const char *reason, const char *label, const struct xs_counters *caller,
+		    struct xs_buf *out, bool silent)
+{
+	struct xs_buf json = { .grow = xs_buf_mmap_grow }, text = { .grow = xs_buf_mmap_grow };
+	struct xs_thread *self = caller ? xs_self() : NULL;
+	xs_window_lock();
+	struct xs_window *w = xs_window_collect(self, reason, label, caller);
+	if (!w) {
+		xs_window_unlock();
+		return -ENOMEM;
+	}
+	xs_window_format(w, &json, &text);
+	int r = json.failed ? -ENOMEM : write_record(w->pid, &json);
+	if (!silent) {
+		if (out)
+			xs_buf_addn(out, text.data, text.len);
+		else if (text.len)
+			xs_log_buf(text.data, text.len);
+	}
+	xs_window_commit(w);
+	xs_window_unlock();
+	xs_window_free(w);
+	xs_buf_mmap_free(&json);
+	xs_buf_mmap_free(&text);
+	return r;
+}
