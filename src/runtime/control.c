@@ -236,6 +236,7 @@ static long service_clone(void *stack_top);
 int xs_control_start(void)
 {
 	g_sigfd = g_sockfd = g_timerfd = g_eventfd = -1;
+	xs_usage_init();
 	g_ctl_sig = g_config.signal;
 	if (g_ctl_sig) {
 		uint64_t mask = XS_SIGBIT(g_ctl_sig);

@@ -167,8 +167,7 @@ void xs_thread_free(struct xs_thread *t)
 uint32_t xs_thread_retire(struct xs_thread *t)
 {
 	uint32_t live;
-	xs_usage_thread(0, &t->usage_at_exit);
-	xs_sys5(SYS_prctl, PR_GET_NAME, t->comm, 0, 0, 0);
+	xs_usage_thread(0, &t->usage_at_exit, t->comm);
 	spin_lock(&g_proc->lock);
 	t->state = XS_SLOT_DEAD;
 	live = --g_proc->live;
@@ -273,9 +272,33 @@ void xs_usage_self_process(struct xs_usage *u)
 	u->preemptions = (uint64_t)ru.ru_nivcsw;
 }
 
-static long read_small_file(const char *path, char *buf, size_t size)
+static int g_task_dir = -1;	/* /proc/self/task of this process */
+
+/* Open /proc/self/task for this process (start-up, fork children). */
+void xs_usage_init(void)
 {
-	long fd = xs_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+	long fd = xs_sys4(SYS_openat, AT_FDCWD, "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (fd >= 0) {
+		long high = xs_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, xs_high_fd_base());
+		xs_sys1(SYS_close, fd);
+		fd = high;
+	}
+	g_task_dir = (int)fd;
+	if (fd >= 0)
+		xs_runtime_fd_add((int)fd);
+}
+
+static long read_task_file(int tid, const char *name, char *buf, size_t size)
+{
+	char path[64];
+	struct xs_buf p = { path, 0, sizeof(path), false, NULL };
+	if (g_task_dir < 0)
+		xs_buf_add(&p, "/proc/self/task/");
+	xs_buf_u64(&p, (uint64_t)tid, 0);
+	xs_buf_addc(&p, '/');
+	xs_buf_add(&p, name);
+	xs_buf_addc(&p, 0);
+	long fd = xs_sys4(SYS_openat, g_task_dir >= 0 ? g_task_dir : AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return fd;
 	long n = xs_sys3(SYS_read, fd, buf, size - 1);
@@ -286,10 +309,12 @@ static long read_small_file(const char *path, char *buf, size_t size)
 	return n;
 }
 
-/* Faults and preemptions of thread tid (0: the caller) so far. */
-void xs_usage_thread(int tid, struct xs_usage *u)
+/* Faults, preemptions and name of thread tid (0: the caller) so far. */
+void xs_usage_thread(int tid, struct xs_usage *u, char comm[16])
 {
 	memset(u, 0, sizeof(*u));
+	if (comm)
+		memset(comm, 0, 16);
 	if (tid == 0) {
 		struct rusage ru;
 		memset(&ru, 0, sizeof(ru));
@@ -297,18 +322,19 @@ void xs_usage_thread(int tid, struct xs_usage *u)
 		u->minor_faults = (uint64_t)ru.ru_minflt;
 		u->major_faults = (uint64_t)ru.ru_majflt;
 		u->preemptions = (uint64_t)ru.ru_nivcsw;
+		if (comm)
+			xs_sys5(SYS_prctl, PR_GET_NAME, comm, 0, 0, 0);
 		return;
 	}
-	char path[64], buf[4096];
-	struct xs_buf p = { path, 0, sizeof(path), false, NULL };
-	xs_buf_add(&p, "/proc/self/task/");
-	xs_buf_u64(&p, (uint64_t)tid, 0);
-	xs_buf_add(&p, "/stat");
-	xs_buf_addc(&p, 0);
-	if (read_small_file(path, buf, sizeof(buf)) > 0) {
-		/* fields after "(comm) ": state ppid pgrp session tty tpgid
-		 * flags minflt cminflt majflt */
-		const char *s = strrchr(buf, ')');
+	char buf[4096];
+	if (read_task_file(tid, "stat", buf, sizeof(buf)) > 0) {
+		/* "tid (comm) state ppid pgrp session tty tpgid flags minflt
+		 * cminflt majflt ..." */
+		const char *open = strchr(buf, '('), *s = strrchr(buf, ')');
+		if (comm && open && s && s > open) {
+			size_t n = (size_t)(s - open - 1);
+			memcpy(comm, open + 1, n < 15 ? n : 15);
+		}
 		for (int field = 0; s && *s && field < 10; s++)
 			if (*s == ' ') {
 				field++;
@@ -318,12 +344,7 @@ void xs_usage_thread(int tid, struct xs_usage *u)
 					u->major_faults = parse_u64(s + 1, NULL);
 			}
 	}
-	p.len = 0;
-	xs_buf_add(&p, "/proc/self/task/");
-	xs_buf_u64(&p, (uint64_t)tid, 0);
-	xs_buf_add(&p, "/status");
-	xs_buf_addc(&p, 0);
-	if (read_small_file(path, buf, sizeof(buf)) > 0) {
+	if (read_task_file(tid, "status", buf, sizeof(buf)) > 0) {
 		const char *s = strstr(buf, "nonvoluntary_ctxt_switches:");
 		if (s) {
 			s += strlen("nonvoluntary_ctxt_switches:");

@@ -61,29 +61,6 @@ static void json_counters(struct xs_buf *b, const struct xs_counters *c)
 	xs_buf_add(b, "}}");
 }
 
-static void thread_comm(struct xs_thread *t, char comm[16])
-{
-	memset(comm, 0, 16);
-	if (t->state != XS_SLOT_LIVE) {
-		memcpy(comm, t->comm, 15);
-		return;
-	}
-	char path[64];
-	struct xs_buf p = { path, 0, sizeof(path), false, NULL };
-	xs_buf_add(&p, "/proc/self/task/");
-	xs_buf_u64(&p, (uint64_t)t->tid, 0);
-	xs_buf_add(&p, "/comm");
-	xs_buf_addc(&p, 0);
-	long fd = xs_sys4(SYS_openat, -100, path, 02000000, 0);
-	if (fd < 0)
-		return;
-	long n = xs_sys3(SYS_read, fd, comm, 15);
-	xs_sys1(SYS_close, fd);
-	for (long i = 0; i < n; i++)
-		if (comm[i] == '\n')
-			comm[i] = 0;
-}
-
 static void format_json(struct xs_window *w, struct xs_buf *b)
 {
 	xs_buf_add(b, "{\"pid\": ");
@@ -109,10 +86,9 @@ static void format_json(struct xs_window *w, struct xs_buf *b)
 	uint32_t i = 0;
 	bool first = true;
 	struct xs_thread *t;
+	const char *comm;
 	const struct xs_counters *window, *total;
-	while (xs_window_thread(w, &i, &t, &window, &total)) {
-		char comm[16];
-		thread_comm(t, comm);
+	while (xs_window_thread(w, &i, &t, &comm, &window, &total)) {
 		if (!first)
 			xs_buf_add(b, ", ");
 		first = false;

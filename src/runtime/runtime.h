@@ -145,7 +145,8 @@ struct xs_thread *xs_slot(uint32_t i);
 void xs_registry_lock(sigset_t *old);
 void xs_registry_unlock(const sigset_t *old);
 void xs_usage_self_process(struct xs_usage *u);
-void xs_usage_thread(int tid, struct xs_usage *u);
+void xs_usage_thread(int tid, struct xs_usage *u, char comm[16]);
+void xs_usage_init(void);
 void xs_block_all_signals(sigset_t *old);
 void xs_restore_signals(const sigset_t *old);
 
@@ -238,7 +239,7 @@ void xs_window_commit(struct xs_window *w);
 void xs_window_free(struct xs_window *w);
 /* Per listed thread of w: the thread, its window and its total counters.
  * Returns false after the last. *i starts at 0. */
-bool xs_window_thread(struct xs_window *w, uint32_t *i, struct xs_thread **t,
+bool xs_window_thread(struct xs_window *w, uint32_t *i, struct xs_thread **t, const char **comm,
 		      const struct xs_counters **window, const struct xs_counters **total);
 void xs_window_lock(void);
 void xs_window_unlock(void);

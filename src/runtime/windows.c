@@ -13,6 +13,7 @@
  * Dead threads keep their slot until a boundary has reported them.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -22,11 +23,16 @@ struct slot_window {
 	uint32_t gen;			/* the thread the base belongs to */
 	uint32_t boundary;		/* last boundary that collected it */
 	struct xs_usage usage_base, usage_snap;
+	char comm[16];
 	struct xs_counters base;
 	struct xs_counters snap;
 };
 
 static struct slot_window *g_slot_windows;
+/* Reused for every boundary (window lock): mapping and unmapping in a
+ * process with many threads costs TLB shootdowns on every CPU it runs on. */
+static struct xs_window *g_window;
+static struct xs_buf g_json = { .grow = xs_buf_mmap_grow }, g_text = { .grow = xs_buf_mmap_grow };
 static uint32_t g_boundary;		/* window lock */
 static struct xs_buf g_unwritten = { .grow = xs_buf_mmap_grow };	/* window lock */
 
@@ -39,6 +45,10 @@ int xs_windows_init(void)
 		return (int)p;
 	xs_sys3(SYS_madvise, p, size, MADV_WIPEONFORK);
 	g_slot_windows = (struct slot_window *)p;
+	p = xs_syscall6(SYS_mmap, 0, sizeof(struct xs_window), PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	g_window = (unsigned long)p > -4096UL ? NULL : (struct xs_window *)p;
+	g_json.len = g_text.len = 0;	/* a fork child's copies are its own */
 	return 0;
 }
 
@@ -101,11 +111,16 @@ static void fresh_base(struct slot_window *sw, const struct xs_thread *t)
 struct xs_window *xs_window_collect(struct xs_thread *self, const char *reason, const char *label,
 				    const struct xs_counters *caller)
 {
-	long p = xs_syscall6(SYS_mmap, 0, sizeof(struct xs_window), PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if ((unsigned long)p > -4096UL)
-		return NULL;
-	struct xs_window *w = (struct xs_window *)p;
+	struct xs_window *w = g_window;
+	if (w && (!self || self->kind == XS_KIND_THREAD)) {
+		memset(w, 0, offsetof(struct xs_window, scratch));
+	} else {
+		long p = xs_syscall6(SYS_mmap, 0, sizeof(struct xs_window), PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if ((unsigned long)p > -4096UL)
+			return NULL;
+		w = (struct xs_window *)p;
+	}
 	bool whole_process = !self || self->kind == XS_KIND_THREAD;
 
 	w->pid = whole_process ? g_proc->pid : self->pid;
@@ -143,10 +158,12 @@ struct xs_window *xs_window_collect(struct xs_thread *self, const char *reason, 
 			sw->snap = *caller;
 		else
 			xs_snapshot(t, &sw->snap);
-		if (t->state == XS_SLOT_LIVE)
-			xs_usage_thread(t == self ? 0 : t->tid, &sw->usage_snap);
-		else
+		if (t->state == XS_SLOT_LIVE) {
+			xs_usage_thread(t == self ? 0 : t->tid, &sw->usage_snap, sw->comm);
+		} else {
 			sw->usage_snap = t->usage_at_exit;
+			memcpy(sw->comm, t->comm, sizeof(sw->comm));
+		}
 		set_usage(&sw->snap, &sw->usage_snap);
 		set_usage(&sw->base, &sw->usage_base);
 		sw->boundary = w->boundary;
@@ -170,14 +187,18 @@ struct xs_window *xs_window_collect(struct xs_thread *self, const char *reason, 
 	return w;
 }
 
-bool xs_window_thread(struct xs_window *w, uint32_t *i, struct xs_thread **t,
+bool xs_window_thread(struct xs_window *w, uint32_t *i, struct xs_thread **t, const char **comm,
 		      const struct xs_counters **window, const struct xs_counters **total)
 {
 	if (!g_slot_windows || w->boundary == 0) {
 		/* a vfork child's window: its only thread */
+		static char own[16];
+		struct xs_usage u;
 		if ((*i)++ != 0)
 			return false;
 		*t = xs_self();
+		xs_usage_thread(0, &u, own);
+		*comm = own;
 		*window = *total = &w->window;
 		return true;
 	}
@@ -187,6 +208,7 @@ bool xs_window_thread(struct xs_window *w, uint32_t *i, struct xs_thread **t,
 		if (sw->boundary != w->boundary)
 			continue;
 		*t = xs_slot(k);
+		*comm = sw->comm;
 		counters_sub(&w->scratch, &sw->snap, &sw->base);
 		*window = &w->scratch;
 		*total = &sw->snap;
@@ -256,7 +278,7 @@ void xs_reclaim_dead(void)
 
 void xs_window_free(struct xs_window *w)
 {
-	if (w)
+	if (w && w != g_window)
 		xs_sys2(SYS_munmap, w, sizeof(*w));
 }
 
@@ -281,7 +303,6 @@ static int write_record(int pid, struct xs_buf *json)
 int xs_window_close(const char *reason, const char *label, const struct xs_counters *caller,
 		    struct xs_buf *out, bool silent)
 {
-	struct xs_buf json = { .grow = xs_buf_mmap_grow }, text = { .grow = xs_buf_mmap_grow };
 	struct xs_thread *self = caller ? xs_self() : NULL;
 	xs_window_lock();
 	struct xs_window *w = xs_window_collect(self, reason, label, caller);
@@ -289,18 +310,18 @@ int xs_window_close(const char *reason, const char *label, const struct xs_count
 		xs_window_unlock();
 		return -ENOMEM;
 	}
-	xs_window_format(w, &json, &text);
-	int r = json.failed ? -ENOMEM : write_record(w->pid, &json);
+	g_json.len = g_text.len = 0;
+	g_json.failed = g_text.failed = false;
+	xs_window_format(w, &g_json, &g_text);
+	int r = g_json.failed ? -ENOMEM : write_record(w->pid, &g_json);
 	if (!silent) {
 		if (out)
-			xs_buf_addn(out, text.data, text.len);
-		else if (text.len)
-			xs_log_buf(text.data, text.len);
+			xs_buf_addn(out, g_text.data, g_text.len);
+		else if (g_text.len)
+			xs_log_buf(g_text.data, g_text.len);
 	}
 	xs_window_commit(w);
-	xs_window_unlock();
 	xs_window_free(w);
-	xs_buf_mmap_free(&json);
-	xs_buf_mmap_free(&text);
+	xs_window_unlock();
 	return r;
 }
