@@ -342,8 +342,15 @@ void xs_task_exit_thread(struct xs_thread *t, long status)
 {
 	sigset_t old;
 	xs_block_all_signals(&old);
-	if (t->kind != XS_KIND_THREAD || xs_thread_retire(t) == 0)
-		xs_process_end(t, "exit");	/* the last thread, or a vfork child */
+	if (t->kind != XS_KIND_THREAD) {
+		xs_process_end(t, "exit");	/* a vfork child */
+	} else if (xs_thread_retire(t) == 0) {
+		/* The last program thread: the process ends here, as it would
+		 * natively; exit_group also takes the service thread along. */
+		xs_process_end(t, "exit");
+		for (;;)
+			xs_sys1(SYS_exit_group, status);
+	}
 	for (;;)
 		xs_sys1(SYS_exit, status);
 }

@@ -39,6 +39,11 @@ static struct xs_buf g_unwritten = { .grow = xs_buf_mmap_grow };	/* window lock 
 int xs_windows_init(void)
 {
 	size_t size = (size_t)XS_MAX_THREADS * sizeof(struct slot_window);
+	if (g_slot_windows) {
+		/* a fork child: the mapping came back wiped, the rest is ours */
+		g_json.len = g_text.len = g_unwritten.len = 0;
+		return 0;
+	}
 	long p = xs_syscall6(SYS_mmap, 0, size, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if ((unsigned long)p > -4096UL)
