@@ -102,8 +102,10 @@ static long write_commands(const char *user, size_t n)
 			xs_block_all_signals(&old);
 			int r = xs_control_command(line, "app", NULL);
 			xs_restore_signals(&old);
-			if (r < 0)
-				return r == -EINVAL ? -EINVAL : -EIO;
+			/* a record that could not be written yet is kept and
+			 * retried: the window did close */
+			if (r == -EINVAL)
+				return -EINVAL;
 		}
 		if (!end)
 			break;

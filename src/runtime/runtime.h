@@ -247,6 +247,12 @@ void xs_window_unlock(void);
  * text goes to out if not NULL, else to the log. 0 or a negative errno. */
 int xs_window_close(const char *reason, const char *label, const struct xs_counters *caller,
 		    struct xs_buf *out, bool silent);
+/* Append a record line to the process's file, after any earlier lines that
+ * could not be written; what fails now is kept for the next try (window
+ * lock held). 0 or a negative errno. */
+int xs_window_write_record(int pid, struct xs_buf *json);
+/* Move the lines not written yet to b (exec hands them to the new image). */
+void xs_window_take_unwritten(struct xs_buf *b);
 /* Fold dead threads into the retired counts (window lock held). */
 void xs_reclaim_dead(void);
 int xs_windows_init(void);

@@ -173,6 +173,8 @@ static int make_handoff(struct xs_thread *t)
 
 	if (!w)
 		return (int)fd;
+	if (t->kind == XS_KIND_THREAD)
+		xs_window_take_unwritten(&json);
 	xs_window_format(w, &json, &text);
 	if (json.failed || text.failed)
 		goto out;
@@ -328,8 +330,10 @@ void xs_process_end(struct xs_thread *t, const char *reason)
 		return;
 	}
 	xs_window_format(w, &json, &text);
-	if (json.failed || xs_append_record(w->pid, json.data, json.len) < 0)
-		xs_warn_once(&warned, "exitscope: cannot write the stats record\n");
+	int r = t->kind == XS_KIND_THREAD ? xs_window_write_record(w->pid, &json)
+					  : xs_append_record(w->pid, json.data, json.len);
+	if (json.failed || r < 0)
+		xs_warn_once(&warned, "exitscope: cannot write the stats record; it is lost with the process\n");
 	if (text.len)
 		xs_log_buf(text.data, text.len);
 	xs_window_commit(w);

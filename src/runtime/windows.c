@@ -281,15 +281,19 @@ void xs_reclaim_dead(void)
 	}
 }
 
+void xs_window_take_unwritten(struct xs_buf *b)
+{
+	xs_buf_addn(b, g_unwritten.data, g_unwritten.len);
+	g_unwritten.len = 0;
+}
+
 void xs_window_free(struct xs_window *w)
 {
 	if (w && w != g_window)
 		xs_sys2(SYS_munmap, w, sizeof(*w));
 }
 
-/* Write a record line; what cannot be written now stays for the next
- * boundary (window lock held). */
-static int write_record(int pid, struct xs_buf *json)
+int xs_window_write_record(int pid, struct xs_buf *json)
 {
 	static int warned;
 	xs_buf_addn(&g_unwritten, json->data, json->len);
@@ -318,7 +322,7 @@ int xs_window_close(const char *reason, const char *label, const struct xs_count
 	g_json.len = g_text.len = 0;
 	g_json.failed = g_text.failed = false;
 	xs_window_format(w, &g_json, &g_text);
-	int r = g_json.failed ? -ENOMEM : write_record(w->pid, &g_json);
+	int r = g_json.failed ? -ENOMEM : xs_window_write_record(w->pid, &g_json);
 	if (!silent) {
 		if (out)
 			xs_buf_addn(out, g_text.data, g_text.len);
