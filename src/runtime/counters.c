@@ -84,6 +84,7 @@ static void process_open(int pid)
 	g_proc->window_start_ns = xs_now_real();
 	g_proc->window_start_mono = xs_now_mono();
 	xs_usage_self_process(&g_proc->usage_base);
+	g_proc->usage_start = g_proc->usage_base;
 }
 
 int xs_counters_init(void)

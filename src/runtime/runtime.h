@@ -110,6 +110,7 @@ struct xs_process {
 	uint64_t window_start_ns;	/* CLOCK_REALTIME */
 	uint64_t window_start_mono;
 	struct xs_usage usage_base;	/* RUSAGE_SELF when the window opened */
+	struct xs_usage usage_start;	/* ...and when the runtime started */
 	struct xs_counters retired;	/* reclaimed dead threads, this image */
 	struct xs_counters retired_window; /* ...their part not yet in a window */
 	struct xs_counters base_total;	/* earlier images (exec), for totals */

@@ -185,9 +185,9 @@ struct xs_window *xs_window_collect(struct xs_thread *self, const char *reason, 
 	w->window.minor_faults = now.minor_faults - g_proc->usage_base.minor_faults;
 	w->window.major_faults = now.major_faults - g_proc->usage_base.major_faults;
 	w->window.preemptions = now.preemptions - g_proc->usage_base.preemptions;
-	w->total.minor_faults = now.minor_faults;
-	w->total.major_faults = now.major_faults;
-	w->total.preemptions = now.preemptions;
+	w->total.minor_faults = now.minor_faults - g_proc->usage_start.minor_faults;
+	w->total.major_faults = now.major_faults - g_proc->usage_start.major_faults;
+	w->total.preemptions = now.preemptions - g_proc->usage_start.preemptions;
 	xs_counters_add(&w->total, &g_proc->base_total);
 	return w;
 }
