@@ -7,6 +7,8 @@
 
 enum xs_status {
 	XS_EXIT_OK = 0,
+	XS_EXIT_DATA = 1,		/* diff/report: unreadable or corrupt record file,
+					   no such record, output error */
 	XS_EXIT_USAGE = 2,
 	XS_EXIT_NO_DISPATCH = 121,	/* kernel without Syscall User Dispatch */
 	XS_EXIT_SETUID = 122,		/* setuid/setgid program */
@@ -18,6 +20,8 @@ enum xs_status {
 };
 
 int cmd_run(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 /* Print "exitscope: MSG" to stderr. */
 void xs_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,0 +1,342 @@
+/*
+ * Record files for diff and report: line-by-line reading with getline,
+ * JSON parsing, and checking each record against the format in DESIGN.md
+ * so that the commands can trust every field they print. Unknown fields
+ * are ignored (newer runtimes may add some); missing or mistyped ones make
+ * the line corrupt. Also the small output layer both commands share.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "cli/cli.h"
+#include "cli/records.h"
+#include "common/json.h"
+
+const char *const g_xs_rec_scalar_names[XS_REC_NSCALARS] = {
+	[XS_REC_EXITS] = "exits",
+	[XS_REC_ENTERS] = "enters",
+	[XS_REC_SYNC_SIGNALS] = "sync_signals",
+	[XS_REC_ASYNC_SIGNALS] = "async_signals",
+	[XS_REC_MINOR_FAULTS] = "minor_faults",
+	[XS_REC_MAJOR_FAULTS] = "major_faults",
+	[XS_REC_PREEMPTIONS] = "preemptions",
+};
+
+int xs_record_file_open(struct xs_record_file *rf, const char *path)
+{
+	memset(rf, 0, sizeof(*rf));
+	rf->path = path;
+	rf->f = fopen(path, "r");
+	if (!rf->f)
+		return -errno;
+	struct stat st;
+	if (fstat(fileno(rf->f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(rf->f);
+		rf->f = NULL;
+		return -EISDIR;
+	}
+	return 0;
+}
+
+void xs_record_file_close(struct xs_record_file *rf)
+{
+	if (rf->f)
+		fclose(rf->f);
+	free(rf->line);
+	rf->f = NULL;
+	rf->line = NULL;
+}
+
+__attribute__((format(printf, 2, 3))) static int corrupt(struct xs_record_file *rf, const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(rf->msg, sizeof(rf->msg), "line %zu: ", rf->lineno);
+	va_start(ap, fmt);
+	vsnprintf(rf->msg + n, sizeof(rf->msg) - (size_t)n, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int want_u64(struct xs_record_file *rf, const struct xs_json *obj, const char *prefix, const char *key,
+		    uint64_t *out)
+{
+	if (xs_json_u64(xs_json_get(obj, key), out))
+		return 0;
+	return corrupt(rf, "'%s%s' is missing or not an unsigned integer", prefix, key);
+}
+
+static int parse_counters(struct xs_record_file *rf, const struct xs_json *rec, const char *key,
+			  struct xs_rec_counters *c)
+{
+	const struct xs_json *obj = xs_json_get(rec, key);
+	if (!obj || obj->type != XS_JSON_OBJECT)
+		return corrupt(rf, "'%s' is missing or not an object", key);
+	char prefix[64];
+	snprintf(prefix, sizeof(prefix), "%s.", key);
+	for (int i = 0; i < XS_REC_NSCALARS; i++)
+		if (want_u64(rf, obj, prefix, g_xs_rec_scalar_names[i], &c->scalar[i]) < 0)
+			return -EINVAL;
+	const struct xs_json *sys = xs_json_get(obj, "syscalls");
+	if (!sys || sys->type != XS_JSON_OBJECT)
+		return corrupt(rf, "'%s.syscalls' is missing or not an object", key);
+	if (sys->count) {
+		c->sys = calloc(sys->count, sizeof(*c->sys));
+		if (!c->sys) {
+			snprintf(rf->msg, sizeof(rf->msg), "line %zu: out of memory", rf->lineno);
+			return -ENOMEM;
+		}
+	}
+	for (const struct xs_json *m = sys->first; m; m = m->next) {
+		struct xs_rec_syscall *s = &c->sys[c->sys_count++];
+		s->name = m->key;
+		if (!xs_json_u64(xs_json_get(m, "calls"), &s->calls) ||
+		    !xs_json_u64(xs_json_get(m, "errors"), &s->errors) ||
+		    !xs_json_u64(xs_json_get(m, "ns"), &s->ns))
+			return corrupt(rf, "'%s.syscalls.%s' needs unsigned integers calls, errors and ns", key,
+				       m->key);
+	}
+	return 0;
+}
+
+static int parse_record(struct xs_record_file *rf, const char *text, size_t size, struct xs_record *rec)
+{
+	struct xs_json_error jerr;
+	memset(rec, 0, sizeof(*rec));
+	rec->line = rf->lineno;
+	int err = xs_json_parse(text, size, &rec->doc, &jerr);
+	if (err < 0) {
+		snprintf(rf->msg, sizeof(rf->msg), "line %zu, byte %zu: %s", rf->lineno, jerr.offset + 1, jerr.msg);
+		return err;
+	}
+	const struct xs_json *root = xs_json_root(rec->doc);
+	if (root->type != XS_JSON_OBJECT) {
+		err = corrupt(rf, "expected an object, found %s", xs_json_type_name(root->type));
+		goto out_release;
+	}
+	if ((err = want_u64(rf, root, "", "pid", &rec->pid)) < 0 ||
+	    (err = want_u64(rf, root, "", "seq", &rec->seq)) < 0 ||
+	    (err = want_u64(rf, root, "", "start_ns", &rec->start_ns)) < 0 ||
+	    (err = want_u64(rf, root, "", "end_ns", &rec->end_ns)) < 0)
+		goto out_release;
+	const struct xs_json *reason = xs_json_get(root, "reason");
+	if (!reason || reason->type != XS_JSON_STRING) {
+		err = corrupt(rf, "'reason' is missing or not a string");
+		goto out_release;
+	}
+	rec->reason = reason->str;
+	const struct xs_json *label = xs_json_get(root, "label");
+	if (label && label->type == XS_JSON_STRING) {
+		rec->label = label->str;
+	} else if (label && label->type != XS_JSON_NULL) {
+		err = corrupt(rf, "'label' is neither a string nor null");
+		goto out_release;
+	}
+	if ((err = parse_counters(rf, root, "window", &rec->window)) < 0 ||
+	    (err = parse_counters(rf, root, "total", &rec->total)) < 0)
+		goto out_release;
+	return 1;
+
+out_release:
+	xs_record_release(rec);
+	return err;
+}
+
+static bool blank(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r' && s[i] != '\n')
+			return false;
+	return true;
+}
+
+int xs_record_file_next(struct xs_record_file *rf, struct xs_record *rec)
+{
+	for (;;) {
+		errno = 0;
+		ssize_t n = getline(&rf->line, &rf->line_cap, rf->f);
+		if (n < 0) {
+			if (ferror(rf->f) || errno) {
+				int err = errno ? -errno : -EIO;
+				snprintf(rf->msg, sizeof(rf->msg), "read error after line %zu: %s", rf->lineno,
+					 strerror(-err));
+				return err;
+			}
+			return 0;
+		}
+		rf->lineno++;
+		if (n > 0 && rf->line[n - 1] == '\n')
+			n--;
+		if (blank(rf->line, (size_t)n))
+			continue;
+		return parse_record(rf, rf->line, (size_t)n, rec);
+	}
+}
+
+void xs_record_release(struct xs_record *rec)
+{
+	xs_json_free(rec->doc);
+	free(rec->window.sys);
+	free(rec->total.sys);
+	memset(rec, 0, sizeof(*rec));
+}
+
+uint64_t xs_record_duration_ns(const struct xs_record *rec)
+{
+	return rec->end_ns > rec->start_ns ? rec->end_ns - rec->start_ns : 0;
+}
+
+/* Does syscall x rank before y in a top list? */
+static bool ranks_before(const struct xs_rec_syscall *x, const struct xs_rec_syscall *y)
+{
+	if (x->calls != y->calls)
+		return x->calls > y->calls;
+	if (x->ns != y->ns)
+		return x->ns > y->ns;
+	return strcmp(x->name, y->name) < 0;
+}
+
+size_t xs_rec_top_syscalls(const struct xs_rec_counters *c, size_t *idx, size_t count)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < c->sys_count; i++) {
+		if (!c->sys[i].calls)
+			continue;
+		/* insertion into the short sorted list idx[0..n) */
+		size_t pos = n;
+		while (pos > 0 && ranks_before(&c->sys[i], &c->sys[idx[pos - 1]]))
+			pos--;
+		if (pos >= count)
+			continue;
+		if (n < count)
+			n++;
+		memmove(idx + pos + 1, idx + pos, (n - 1 - pos) * sizeof(*idx));
+		idx[pos] = i;
+	}
+	return n;
+}
+
+int xs_cli_buf_grow(struct xs_buf *b, size_t need)
+{
+	size_t cap = b->cap ? b->cap : 256;
+	while (cap < need) {
+		if (cap > SIZE_MAX / 2)
+			return -ENOMEM;
+		cap *= 2;
+	}
+	char *data = realloc(b->data, cap);
+	if (!data)
+		return -ENOMEM;
+	b->data = data;
+	b->cap = cap;
+	return 0;
+}
+
+void xs_cli_buf_release(struct xs_buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+int xs_cli_buf_flush(struct xs_buf *b, FILE *out)
+{
+	if (b->failed)
+		return -ENOMEM;
+	size_t n = b->len ? fwrite(b->data, 1, b->len, out) : 0;
+	bool short_write = n != b->len;
+	b->len = 0;
+	return short_write ? -EIO : 0;
+}
+
+int xs_cli_finish_stdout(void)
+{
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		xs_error("cannot write to standard output: %s", strerror(errno ? errno : EIO));
+		return XS_EXIT_DATA;
+	}
+	return XS_EXIT_OK;
+}
+
+/* Columns that s takes on a UTF-8 terminal: one per character (not per
+ * byte), taking every character as one column wide. */
+static int text_columns(const char *s, size_t n)
+{
+	int cols = 0;
+	for (size_t i = 0; i < n; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80)
+			cols++;
+	return cols;
+}
+
+void xs_cli_right(struct xs_buf *b, const char *s, int width)
+{
+	for (int pad = width - text_columns(s, strlen(s)); pad > 0; pad--)
+		xs_buf_addc(b, ' ');
+	xs_buf_add(b, s);
+}
+
+void xs_cli_text(struct xs_buf *b, const char *s, int width)
+{
+	size_t start = b->len;
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		xs_buf_addc(b, c < 0x20 || c == 0x7f ? '?' : (char)c);
+	}
+	for (int n = text_columns(b->data + start, b->len - start); n < width; n++)
+		xs_buf_addc(b, ' ');
+}
+
+void xs_cli_label(struct xs_buf *b, const char *label, int width)
+{
+	size_t start = b->len;
+	if (label)
+		xs_buf_json_str(b, label);
+	else
+		xs_buf_addc(b, '-');
+	for (int n = text_columns(b->data + start, b->len - start); n < width; n++)
+		xs_buf_addc(b, ' ');
+}
+
+void xs_cli_seconds(struct xs_buf *b, uint64_t ns, int width)
+{
+	xs_buf_fixed(b, ns / 1000, 6, width);
+}
+
+void xs_cli_delta(struct xs_buf *b, uint64_t a, uint64_t bv, int decimals, int width)
+{
+	char tmp[48];
+	struct xs_buf t = { tmp, 0, sizeof(tmp) - 1, false, NULL };
+	uint64_t mag = bv >= a ? bv - a : a - bv;
+	if (mag)
+		xs_buf_addc(&t, bv > a ? '+' : '-');
+	xs_buf_fixed(&t, mag, decimals, 0);
+	tmp[t.len] = 0;
+	xs_cli_right(b, tmp, width);
+}
+
+void xs_cli_ratio(struct xs_buf *b, uint64_t a, uint64_t bv, int width)
+{
+	char tmp[48];
+	if (!a && !bv)
+		snprintf(tmp, sizeof(tmp), "-");
+	else if (!a)
+		snprintf(tmp, sizeof(tmp), "new");
+	else if (!bv)
+		snprintf(tmp, sizeof(tmp), "gone");
+	else
+		snprintf(tmp, sizeof(tmp), "%.3f", (double)bv / (double)a);
+	xs_cli_right(b, tmp, width);
+}
+
+void xs_cli_json_ratio(struct xs_buf *b, uint64_t a, uint64_t bv)
+{
+	char tmp[48];
+	if (!a) {
+		xs_buf_add(b, "null");
+		return;
+	}
+	snprintf(tmp, sizeof(tmp), "%.3f", (double)bv / (double)a);
+	xs_buf_add(b, tmp);
+}

@@ -1,0 +1,198 @@
+/*
+ * Unit tests for src/common/buf.c: decimal and fixed-point formatting with
+ * widths, padding, JSON string escaping, and the grow / failure contract.
+ */
+#include <stdint.h>
+#include "common/buf.h"
+#include "unit.h"
+
+static char g_mem[512];
+
+static struct xs_buf fixed_buf(void)
+{
+	return (struct xs_buf){ g_mem, 0, sizeof(g_mem), false, NULL };
+}
+
+#define CHECK_BUF(b, expected) CHECK_MEM((b).data, (b).len, (expected), strlen(expected))
+
+static void test_u64_widths(void)
+{
+	struct xs_buf b = fixed_buf();
+	xs_buf_u64(&b, 0, 0);
+	CHECK_BUF(b, "0");
+	b.len = 0;
+	xs_buf_u64(&b, 42, 6);
+	CHECK_BUF(b, "    42");
+	b.len = 0;
+	xs_buf_u64(&b, 123456, 3);	/* too wide for the column: no truncation */
+	CHECK_BUF(b, "123456");
+	b.len = 0;
+	xs_buf_u64(&b, UINT64_MAX, 0);
+	CHECK_BUF(b, "18446744073709551615");
+	b.len = 0;
+	xs_buf_u64(&b, UINT64_MAX, 22);
+	CHECK_BUF(b, "  18446744073709551615");
+	b.len = 0;
+	xs_buf_u64(&b, 7, -3);		/* negative width: no padding */
+	CHECK_BUF(b, "7");
+}
+
+static void test_i64_widths(void)
+{
+	struct xs_buf b = fixed_buf();
+	xs_buf_i64(&b, 0, 0);
+	CHECK_BUF(b, "0");
+	b.len = 0;
+	xs_buf_i64(&b, -5, 4);
+	CHECK_BUF(b, "  -5");
+	b.len = 0;
+	xs_buf_i64(&b, 17, 4);
+	CHECK_BUF(b, "  17");
+	b.len = 0;
+	xs_buf_i64(&b, INT64_MIN, 0);
+	CHECK_BUF(b, "-9223372036854775808");
+	b.len = 0;
+	xs_buf_i64(&b, INT64_MAX, 0);
+	CHECK_BUF(b, "9223372036854775807");
+	b.len = 0;
+	xs_buf_i64(&b, -1, 1);
+	CHECK_BUF(b, "-1");
+}
+
+static void test_fixed_point(void)
+{
+	struct xs_buf b = fixed_buf();
+	xs_buf_fixed(&b, 2500, 3, 0);
+	CHECK_BUF(b, "2.500");
+	b.len = 0;
+	xs_buf_fixed(&b, 5, 3, 0);	/* leading zeros after the point */
+	CHECK_BUF(b, "0.005");
+	b.len = 0;
+	xs_buf_fixed(&b, 0, 6, 0);
+	CHECK_BUF(b, "0.000000");
+	b.len = 0;
+	xs_buf_fixed(&b, 123, 0, 5);	/* no decimals: no point */
+	CHECK_BUF(b, "  123");
+	b.len = 0;
+	xs_buf_fixed(&b, 10000, 2, 8);
+	CHECK_BUF(b, "  100.00");
+	b.len = 0;
+	xs_buf_fixed(&b, UINT64_MAX, 6, 0);
+	CHECK_BUF(b, "18446744073709.551615");
+	b.len = 0;
+	xs_buf_fixed(&b, 1, 19, 0);
+	CHECK_BUF(b, "0.0000000000000000001");
+}
+
+static void test_pad(void)
+{
+	struct xs_buf b = fixed_buf();
+	xs_buf_pad(&b, "ab", 5);
+	xs_buf_addc(&b, '|');
+	CHECK_BUF(b, "ab   |");
+	b.len = 0;
+	xs_buf_pad(&b, "abcdef", 3);
+	CHECK_BUF(b, "abcdef");
+	b.len = 0;
+	xs_buf_pad(&b, "", 2);
+	CHECK_BUF(b, "  ");
+}
+
+static void test_json_plain_and_quotes(void)
+{
+	struct xs_buf b = fixed_buf();
+	xs_buf_json_str(&b, "");
+	CHECK_BUF(b, "\"\"");
+	b.len = 0;
+	xs_buf_json_str(&b, "hot");
+	CHECK_BUF(b, "\"hot\"");
+	b.len = 0;
+	xs_buf_json_str(&b, "say \"hi\" \\o/");
+	CHECK_BUF(b, "\"say \\\"hi\\\" \\\\o/\"");
+}
+
+static void test_json_control_chars(void)
+{
+	struct xs_buf b = fixed_buf();
+	xs_buf_json_str(&b, "a\nb\tc\x01\x1f\x7f");
+	CHECK_BUF(b, "\"a\\u000ab\\u0009c\\u0001\\u001f\\u007f\"");
+}
+
+static void test_json_utf8_passes_through(void)
+{
+	struct xs_buf b = fixed_buf();
+	xs_buf_json_str(&b, "caf\xc3\xa9 \xe2\x82\xac");
+	CHECK_BUF(b, "\"caf\xc3\xa9 \xe2\x82\xac\"");
+}
+
+static void test_full_buffer_fails_and_keeps_what_fitted(void)
+{
+	char small[8];
+	struct xs_buf b = { small, 0, sizeof(small), false, NULL };
+	xs_buf_add(&b, "12345");
+	CHECK(!b.failed);
+	xs_buf_add(&b, "6789");		/* does not fit: nothing of it is added */
+	CHECK(b.failed);
+	CHECK_BUF(b, "12345");
+	xs_buf_add(&b, "x");		/* stays failed even though it would fit */
+	CHECK(b.failed);
+	CHECK_BUF(b, "12345");
+}
+
+static int grow_realloc(struct xs_buf *b, size_t need)
+{
+	size_t cap = b->cap ? b->cap : 4;
+	while (cap < need)
+		cap *= 2;
+	char *p = realloc(b->data, cap);
+	if (!p)
+		return -12;
+	b->data = p;
+	b->cap = cap;
+	return 0;
+}
+
+static void test_grow(void)
+{
+	struct xs_buf b = { NULL, 0, 0, false, grow_realloc };
+	for (int i = 0; i < 1000; i++)
+		xs_buf_u64(&b, (uint64_t)i % 10, 0);
+	CHECK(!b.failed);
+	CHECK(b.len == 1000);
+	CHECK(b.cap >= 1000);
+	CHECK(b.data[999] == '9' && b.data[0] == '0');
+	free(b.data);
+}
+
+static int grow_refuse(struct xs_buf *b, size_t need)
+{
+	return -12;
+}
+
+static void test_grow_failure(void)
+{
+	char small[4];
+	struct xs_buf b = { small, 0, sizeof(small), false, grow_refuse };
+	xs_buf_add(&b, "abc");
+	xs_buf_json_str(&b, "long string");
+	CHECK(b.failed);
+	CHECK(b.len <= b.cap);
+	CHECK(memcmp(b.data, "abc", 3) == 0);
+}
+
+int main(void)
+{
+	static const struct unit_test tests[] = {
+		{ "u64 widths", test_u64_widths },
+		{ "i64 widths and extremes", test_i64_widths },
+		{ "fixed point", test_fixed_point },
+		{ "left padding", test_pad },
+		{ "json strings: plain and quotes", test_json_plain_and_quotes },
+		{ "json strings: control characters", test_json_control_chars },
+		{ "json strings: utf-8 passes through", test_json_utf8_passes_through },
+		{ "full buffer fails and keeps what fitted", test_full_buffer_fails_and_keeps_what_fitted },
+		{ "grow function extends the buffer", test_grow },
+		{ "grow failure sets failed", test_grow_failure },
+	};
+	return unit_run_all(tests, UNIT_COUNT(tests));
+}
