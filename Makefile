@@ -12,7 +12,7 @@ PREFIX  ?= /usr/local
 O       ?= build
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS  ?= -O2 -g
-CFLAGS  += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc -I$(O)/gen -MMD -MP
+override CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc -I$(O)/gen -MMD -MP
 # The runtime is a guest inside someone else's process: no stack protector
 # (it runs before and beside the program's TLS set-up), hidden symbols.
 RT_CFLAGS := -fPIC -fvisibility=hidden -fno-stack-protector -fno-builtin -ftls-model=initial-exec \
@@ -64,7 +64,7 @@ $(O)/demo/demo: demo/demo.c
 	@mkdir -p $(dir $@)
 	$(CC) -O2 -g -Wall -Wextra -o $@ $< -lpthread
 
-$(O)/unit/%: tests/unit/%.c $(COMMON_SRC) $(GEN)
+$(O)/unit/%: tests/unit/%.c tests/unit/unit.h $(COMMON_SRC) $(wildcard src/common/*.h) $(GEN)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(UNIT_CFLAGS) -o $@ $< $(COMMON_SRC)
 
@@ -75,7 +75,7 @@ demo: all
 	tests/demo.sh
 
 asan:
-	$(MAKE) O=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer" \
+	$(MAKE) O=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" \
 	    LDFLAGS="-fsanitize=address,undefined" build-asan/exitscope $(patsubst $(O)/%,build-asan/%,$(UNITS))
 	XS_BUILD=build-asan tests/run-unit
 

@@ -20,6 +20,8 @@ enum xs_status {
 };
 
 int cmd_run(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_reset(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 
