@@ -7,6 +7,7 @@
  * written.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,11 +81,28 @@ static int send_command(pid_t pid, const char *line)
 	return XS_EXIT_DATA;
 }
 
+static bool wants_help(int argc, char **argv)
+{
+	return argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"));
+}
+
+static const char g_dump_usage[] =
+	"usage: exitscope dump PID [LABEL]\n"
+	"  close a window in process PID (running under exitscope), print it, and return\n"
+	"  once its record is written to exitscope-PID.jsonl\n";
+static const char g_reset_usage[] =
+	"usage: exitscope reset PID\n"
+	"  close a window in process PID silently: a new window starts now\n";
+
 int cmd_dump(int argc, char **argv)
 {
 	pid_t pid;
+	if (wants_help(argc, argv)) {
+		fputs(g_dump_usage, stdout);
+		return XS_EXIT_OK;
+	}
 	if (argc < 2 || argc > 3 || parse_pid(argv[1], &pid) < 0) {
-		fprintf(stderr, "usage: exitscope dump PID [LABEL]\n");
+		fputs(g_dump_usage, stderr);
 		return XS_EXIT_USAGE;
 	}
 	char line[300];
@@ -99,8 +117,12 @@ int cmd_dump(int argc, char **argv)
 int cmd_reset(int argc, char **argv)
 {
 	pid_t pid;
+	if (wants_help(argc, argv)) {
+		fputs(g_reset_usage, stdout);
+		return XS_EXIT_OK;
+	}
 	if (argc != 2 || parse_pid(argv[1], &pid) < 0) {
-		fprintf(stderr, "usage: exitscope reset PID\n");
+		fputs(g_reset_usage, stderr);
 		return XS_EXIT_USAGE;
 	}
 	return send_command(pid, "reset\n");
