@@ -14,7 +14,6 @@
 #include <asm/perf_regs.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -922,6 +921,19 @@ int xs_perf_close(struct xs_perf_file *f)
 	f->fd = -1;
 	f->open = false;
 	return err;
+}
+
+void xs_perf_abandon(struct xs_perf_file *f)
+{
+	if (!f->open)
+		return;
+	xs_sys1(SYS_close, f->fd);
+	xs_sys2(SYS_munmap, f->buf, f->buf_size + SCRATCH_MAPS + SCRATCH_ELF);
+	xs_sys2(SYS_munmap, f->meta, f->meta_cap);
+	f->buf = f->meta = NULL;
+	f->fd = -1;
+	f->open = false;
+	fail(f, -EBADF);
 }
 
 uint64_t xs_perf_samples(const struct xs_perf_file *f)

@@ -180,6 +180,11 @@ int xs_perf_flush(struct xs_perf_file *f);
  * content is then what the last successful flush left). */
 int xs_perf_close(struct xs_perf_file *f);
 
+/* Release f's memory and descriptor without writing anything: for a fork
+ * child, whose copy of f shares the parent's file (the parent completes
+ * it; the child opens its own). */
+void xs_perf_abandon(struct xs_perf_file *f);
+
 /* Samples written (buffered ones included). */
 uint64_t xs_perf_samples(const struct xs_perf_file *f);
 void xs_perf_stats(const struct xs_perf_file *f, struct xs_perf_stats *out);
