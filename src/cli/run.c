@@ -24,6 +24,9 @@
 static const char g_run_usage[] =
 	"usage: exitscope run [OPTIONS] [--] PROGRAM [ARG...]\n"
 	"  -o, --output-dir DIR   where exitscope-PID.jsonl records go (default: .)\n"
+	"  -p, --profile          sample a CPU profile into exitscope-PID-N.data (perf.data) per window\n"
+	"  -F, --frequency HZ     samples per second of each thread's CPU time (default 199, at most 1000)\n"
+	"  -g, --call-graph MODE  dwarf (default: unwinds through Debian's libc) | fp | none\n"
 	"  -s, --signal SIG       control signal: USR1 (default), USR2, RTMIN+N, a number, or none\n"
 	"  -i, --interval MS      also close a window every MS milliseconds\n"
 	"      --format FMT       text (default) | gramine | none: what the log shows\n"
@@ -197,17 +200,23 @@ int cmd_run(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "signal", required_argument, NULL, 's' },
+		{ "profile", no_argument, NULL, 'p' },
+		{ "frequency", required_argument, NULL, 'F' },
+		{ "call-graph", required_argument, NULL, 'g' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *dir = ".", *format = "text", *log = NULL;
 	int ctl_signal = SIGUSR1;
+	bool profile = false;
+	const char *call_graph = "dwarf";
+	unsigned long frequency = 199;
 	unsigned long interval = 0;
 	int c;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:s:i:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:s:i:pF:g:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			dir = optarg;
@@ -230,6 +239,27 @@ int cmd_run(int argc, char **argv)
 				return XS_EXIT_USAGE;
 			}
 			break;
+		case 'p':
+			profile = true;
+			break;
+		case 'F': {
+			char *end;
+			errno = 0;
+			frequency = strtoul(optarg, &end, 10);
+			if (errno || *end || !*optarg || frequency < 1 || frequency > 1000) {
+				xs_error("--frequency '%s': samples per second from 1 to 1000 (thread CPU-time "
+					 "timers fire on scheduler ticks)", optarg);
+				return XS_EXIT_USAGE;
+			}
+			break;
+		}
+		case 'g':
+			call_graph = optarg;
+			if (strcmp(call_graph, "dwarf") && strcmp(call_graph, "fp") && strcmp(call_graph, "none")) {
+				xs_error("unknown --call-graph '%s' (dwarf, fp or none)", call_graph);
+				return XS_EXIT_USAGE;
+			}
+			break;
 		case 'i': {
 			char *end;
 			errno = 0;
@@ -246,7 +276,7 @@ int cmd_run(int argc, char **argv)
 		default:
 			if (optopt)
 				xs_error("option '-%c' %s", optopt,
-					 strchr("osi", optopt) ? "needs a value" : "is not known");
+					 strchr("osiFg", optopt) ? "needs a value" : "is not known");
 			else
 				xs_error("option '%s' is not known or needs a value", argv[optind - 1]);
 			fputs(g_run_usage, stderr);
@@ -320,6 +350,9 @@ int cmd_run(int argc, char **argv)
 		return XS_EXIT_INTERNAL;
 	snprintf(num, sizeof(num), "%lu", interval);
 	if (set_env("EXITSCOPE_INTERVAL", num))
+		return XS_EXIT_INTERNAL;
+	snprintf(num, sizeof(num), "%lu", frequency);
+	if (set_env("EXITSCOPE_PROFILE", profile ? call_graph : "off") || set_env("EXITSCOPE_FREQUENCY", num))
 		return XS_EXIT_INTERNAL;
 	if (!log)
 		unsetenv("EXITSCOPE_LOG");

@@ -10,6 +10,7 @@
  * interrupt the program (EINTR or restart, as the program chose).
  */
 #include <errno.h>
+#include <sys/mman.h>
 #include <linux/prctl.h>
 #include <sys/syscall.h>
 #include <asm/prctl.h>
@@ -90,6 +91,24 @@ static long masked_wait(long nr, long *a, int mask_arg)
 	return xs_syscall6(nr, b[0], b[1], b[2], b[3], b[4], b[5]);
 }
 
+/* With the sampler on: a call that only the sampling signal interrupted
+ * (EINTR although no handler of the program ran) is issued again, so
+ * that the program sees what it would see without the profiler. A new
+ * executable mapping is announced to the profile. */
+static long run_profiled(struct xs_thread *t, long nr, const long *a)
+{
+	long ret;
+	for (;;) {
+		uint64_t samples = t->samples_taken, delivered = t->program_signals;
+		ret = xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		if (ret != -EINTR || t->program_signals != delivered || t->samples_taken == samples)
+			break;
+	}
+	if (ret >= 0 && ((nr == SYS_mmap && (a[2] & PROT_EXEC)) || (nr == SYS_mprotect && (a[2] & PROT_EXEC))))
+		xs_profile_map_event(t);
+	return ret;
+}
+
 /* Run call nr for the program; says whether its return is to be counted. */
 static enum xs_outcome run_call(struct xs_thread *t, long nr, long *a, ucontext_t *uc, uint64_t t0, long *ret)
 {
@@ -167,6 +186,10 @@ static enum xs_outcome run_call(struct xs_thread *t, long nr, long *a, ucontext_
 		*ret = -EBADF;
 		return XS_RETURNED;
 	}
+	if (XS_UNLIKELY(xs_profiling())) {
+		*ret = run_profiled(t, nr, a);
+		return XS_RETURNED;
+	}
 	*ret = xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	return XS_RETURNED;
 }
@@ -213,6 +236,9 @@ void xs_sigsys_handler(int sig, siginfo_t *info, void *ctx)
 	long slot = (unsigned long)nr < XS_NR_SYSCALLS ? nr : XS_NR_OTHER;
 	uint64_t t0;
 	long ret = 0;
+	/* a sample taken while the call is in the runtime goes to its caller */
+	ucontext_t *outer_uc = t->trap_uc;
+	t->trap_uc = uc;
 	count_exit(t, slot, &t0);
 	switch (run_call(t, nr, a, uc, t0, &ret)) {
 	case XS_RETURNED:
@@ -225,5 +251,8 @@ void xs_sigsys_handler(int sig, siginfo_t *info, void *ctx)
 	case XS_ELSEWHERE:
 		break;
 	}
+	t = xs_self();	/* a fork child has a new block */
+	if (t)
+		t->trap_uc = outer_uc;
 	errno = saved_errno;
 }

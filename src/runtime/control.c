@@ -177,8 +177,20 @@ static int service_main(void *arg)
 	if (g_sockfd >= 0) { ifd[n] = 1; fds[n++] = (struct pollfd){ g_sockfd, POLLIN, 0 }; }
 	if (g_timerfd >= 0) { ifd[n] = 2; fds[n++] = (struct pollfd){ g_timerfd, POLLIN, 0 }; }
 	if (g_eventfd >= 0) { ifd[n] = 3; fds[n++] = (struct pollfd){ g_eventfd, POLLIN, 0 }; }
+	/* with the profiler on, the sample rings are drained every 50 ms */
+	struct timespec drain = { 0, 50 * 1000 * 1000 };
+	xs_window_lock();
+	xs_profile_open_window(g_proc->seq);
+	xs_window_unlock();
 	for (;;) {
-		if (xs_sys5(SYS_ppoll, fds, n, NULL, NULL, 8) < 0)
+		long ready = xs_sys5(SYS_ppoll, fds, n, xs_profiling() ? &drain : NULL, NULL, 8);
+		if (ready == 0) {
+			xs_window_lock();
+			xs_profile_drain();
+			xs_window_unlock();
+			continue;
+		}
+		if (ready < 0)
 			continue;
 		for (int i = 0; i < n; i++) {
 			if (!(fds[i].revents & POLLIN))

@@ -186,6 +186,7 @@ int xs_thread_activate(struct xs_thread *t)
 	if (t->kind != XS_KIND_THREAD)
 		t->pid = t->tid;
 	xs_sys2(SYS_arch_prctl, ARCH_SET_GS, t);
+	xs_profile_thread_start(t);
 	return xs_dispatch_enable();
 }
 
@@ -200,6 +201,8 @@ void xs_fork_child_reset(bool ctl_view_blocked)
 		return;
 	t->ctl_view_blocked = ctl_view_blocked;
 	t->ctl_epoch = g_ctl_epoch;
+	if (xs_profile_init() < 0)
+		g_config.profile = XS_PROFILE_OFF;
 	xs_thread_activate(t);
 	if (xs_windows_init() < 0 || xs_control_start() < 0)
 		xs_log("exitscope: cannot start the service thread in a fork child; "

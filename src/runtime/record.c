@@ -115,7 +115,17 @@ static void format_json(struct xs_window *w, struct xs_buf *b)
 		json_counters(b, &g_proc->retired);
 		xs_buf_addc(b, '}');
 	}
-	xs_buf_add(b, "], \"profile\": null}\n");
+	xs_buf_add(b, "], \"profile\": ");
+	if (w->has_profile) {
+		xs_buf_add(b, "{\"file\": ");
+		xs_buf_json_str(b, w->profile_file);
+		xs_buf_add(b, ", \"samples\": ");
+		xs_buf_u64(b, w->profile_samples, 0);
+		xs_buf_addc(b, '}');
+	} else {
+		xs_buf_add(b, "null");
+	}
+	xs_buf_add(b, "}\n");
 }
 
 /* The reason as the log shows it: the control signal by name. */

@@ -173,6 +173,16 @@ void xs_runtime_fd_add(int fd)
 	xs_fd_watch(fd, true);
 }
 
+void xs_runtime_fd_forget(int fd)
+{
+	for (int i = 0; i < g_runtime_fd_count; i++)
+		if (g_runtime_fds[i] == fd) {
+			g_runtime_fds[i] = g_runtime_fds[--g_runtime_fd_count];
+			xs_fd_watch(fd, false);
+			return;
+		}
+}
+
 /* A runtime descriptor moved out of the way of the program's dup2. */
 static void runtime_fd_moved(int from, int to)
 {
@@ -308,7 +318,7 @@ static void add_var_u64(struct xs_buf *b, const char *name, uint64_t value)
  */
 int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int handoff_fd, uint64_t sigmask)
 {
-	enum { OURS = 11 };
+	enum { OURS = 13 };
 	long n = 0;
 	long ptr;
 	const char *preload = NULL;
@@ -366,6 +376,11 @@ int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int ha
 	add_var_u64(store, ENV_PREFIX "SIGNAL", (uint64_t)g_config.signal);
 	offs[k++] = store->len;
 	add_var_u64(store, ENV_PREFIX "INTERVAL", g_config.interval_ms);
+	offs[k++] = store->len;
+	add_var(store, ENV_PREFIX "PROFILE",
+		(const char *[]){ "off", "none", "fp", "dwarf" }[g_config.profile]);
+	offs[k++] = store->len;
+	add_var_u64(store, ENV_PREFIX "FREQUENCY", g_config.frequency);
 	if (store->failed)
 		return -ENOMEM;
 
@@ -410,6 +425,14 @@ static void read_config(void)
 	if (g_config.signal < 0 || g_config.signal > 64 || g_config.signal == SIGKILL ||
 	    g_config.signal == SIGSTOP || g_config.signal == SIGSYS)
 		g_config.signal = 0;
+	v = getenv(ENV_PREFIX "PROFILE");
+	g_config.profile = !v || !*v || !strcmp(v, "off") ? XS_PROFILE_OFF
+			 : !strcmp(v, "fp")		  ? XS_PROFILE_FP
+			 : !strcmp(v, "none")		  ? XS_PROFILE_NONE : XS_PROFILE_DWARF;
+	v = getenv(ENV_PREFIX "FREQUENCY");
+	g_config.frequency = v ? (uint32_t)strtoul(v, NULL, 10) : 0;
+	if (g_config.frequency < 1 || g_config.frequency > 100000)
+		g_config.frequency = XS_DEFAULT_FREQUENCY;
 	v = getenv(ENV_PREFIX "INTERVAL");
 	g_config.interval_ms = v ? strtoull(v, NULL, 10) : 0;
 	v = getenv(ENV_PREFIX "FORMAT");
@@ -520,6 +543,10 @@ __attribute__((constructor)) static void xs_start(void)
 	}
 	restore_program_mask(mask);
 	mask = NULL;
+	if (xs_profile_init() < 0) {
+		g_config.profile = XS_PROFILE_OFF;
+		xs_log("exitscope: cannot set up the profiler; the stats go on without it\n");
+	}
 	struct xs_thread *t = xs_thread_alloc(XS_KIND_THREAD, g_proc->pid);
 	if (!t || xs_thread_activate(t) < 0) {
 		failure = "exitscope: cannot turn on Syscall User Dispatch; the program runs unobserved\n";

@@ -83,6 +83,13 @@ struct xs_thread {
 	unsigned long program_gs;	/* what the program set with ARCH_SET_GS */
 	uint32_t gen;			/* which thread holds the slot: see windows.c */
 	uint32_t ctl_epoch;		/* g_ctl_epoch this thread's mask follows */
+	ucontext_t *trap_uc;		/* the program's context while a call is trapped */
+	volatile uint32_t ring_busy;	/* writing to its sample ring */
+	int timer;			/* sampling timer id + 1, or 0 */
+	uint64_t start_ns;		/* CLOCK_MONOTONIC at start (COMM time) */
+	uint64_t samples_taken;		/* by the sampler, to tell its EINTRs */
+	uint64_t last_sample_cpu;	/* thread CPU ns at its previous sample */
+	uint64_t program_signals;	/* deliveries to the program's handlers */
 	bool ctl_view_blocked;		/* the program's view of the control signal */
 	struct xs_usage usage_at_exit;
 	char comm[16];
@@ -117,6 +124,7 @@ struct xs_process {
 };
 
 extern struct xs_process *g_proc;
+extern uint64_t g_reserved_signals;	/* never blocked, never the program's */
 
 static inline struct xs_thread *xs_self(void)
 {
@@ -223,6 +231,9 @@ struct xs_window {
 	uint64_t start_ns, end_ns, duration_ns;
 	uint32_t nthreads;
 	uint32_t boundary;		/* marks the slots collected for it */
+	bool has_profile;
+	char profile_file[64];
+	uint64_t profile_samples;
 	struct xs_counters window;
 	struct xs_counters total;
 	struct xs_counters scratch;	/* one thread's window, while formatting */
@@ -260,6 +271,22 @@ int xs_windows_init(void);
 /* A consistent copy of t's counters. */
 void xs_snapshot(struct xs_thread *t, struct xs_counters *out);
 
+/* ---- profile/sampler.c ---- */
+#define XS_SAMPLE_SIG 63		/* the sampler's signal: the program never sees it */
+#define XS_PROFILE_STACK 8192		/* dwarf: stack bytes per sample */
+/* 199 Hz: thread CPU-time timers fire on scheduler ticks anyway, and at
+ * this rate a dwarf sample (about 6.5 KiB, one signal) costs well under 1%. */
+#define XS_DEFAULT_FREQUENCY 199
+int xs_profile_init(void);
+bool xs_profiling(void);
+void xs_profile_sample(struct xs_thread *t, ucontext_t *uc);
+void xs_profile_map_event(struct xs_thread *t);
+void xs_profile_thread_start(struct xs_thread *t);
+void xs_profile_thread_stop(struct xs_thread *t);
+void xs_profile_drain(void);
+void xs_profile_open_window(uint32_t seq);
+bool xs_profile_close_window(char name[64], uint64_t *samples);
+
 /* ---- control.c: the service thread ---- */
 extern int g_ctl_sig;
 extern volatile uint32_t g_ctl_epoch;
@@ -290,6 +317,8 @@ struct xs_config {
 	bool have_preload_orig;
 	int log_fd;			/* -1: use log_path (or nothing) */
 	int signal;			/* control signal, 0: none */
+	enum { XS_PROFILE_OFF, XS_PROFILE_NONE, XS_PROFILE_FP, XS_PROFILE_DWARF } profile;
+	uint32_t frequency;		/* samples per second of thread CPU time */
 	uint64_t interval_ms;
 	enum { XS_FORMAT_TEXT, XS_FORMAT_GRAMINE, XS_FORMAT_NONE } format;
 };
@@ -317,6 +346,7 @@ static inline bool xs_fd_watched(long fd)
 void xs_fd_watch(int fd, bool on);
 bool xs_is_runtime_fd(long fd);
 void xs_runtime_fd_add(int fd);
+void xs_runtime_fd_forget(int fd);
 void xs_runtime_fds_reset(void);
 long xs_fd_close(long fd);
 long xs_fd_close_range(unsigned long first, unsigned long last, unsigned long flags);

@@ -26,7 +26,8 @@ struct ksigaction {
 #ifndef SA_RESTORER
 #define SA_RESTORER 0x04000000
 #endif
-#define RESERVED_SIGNALS XS_SIGBIT(SIGSYS)
+#define RESERVED_SIGNALS g_reserved_signals
+uint64_t g_reserved_signals = XS_SIGBIT(SIGSYS);
 
 static struct ksigaction g_actions[65];	/* the program's view, by signal */
 
@@ -85,6 +86,8 @@ static struct ksigaction kernel_action(int sig, const struct ksigaction *prog)
 
 int xs_signals_init(void)
 {
+	if (g_config.profile != XS_PROFILE_OFF)
+		g_reserved_signals |= XS_SIGBIT(XS_SAMPLE_SIG);
 	for (int sig = 1; sig <= 64; sig++) {
 		if (sig == SIGKILL || sig == SIGSTOP)
 			continue;
@@ -95,6 +98,11 @@ int xs_signals_init(void)
 		if (sig == SIGSYS)
 			continue;
 		struct ksigaction k = kernel_action(sig, &cur);
+		if (XS_SIGBIT(sig) & g_reserved_signals) {
+			/* the sampler's: restarted calls, never the program's */
+			k = (struct ksigaction){ (void *)signal_entry, SA_SIGINFO | SA_RESTORER | SA_RESTART,
+						 (void *)xs_restorer, 0 };
+		}
 		xs_sys4(SYS_rt_sigaction, sig, &k, NULL, 8);
 	}
 	struct ksigaction sys = { (void *)xs_sigsys_handler, SA_SIGINFO | SA_NODEFER | SA_RESTORER,
@@ -103,7 +111,7 @@ int xs_signals_init(void)
 	if (r < 0)
 		return (int)r;
 	/* a blocked SIGSYS at dispatch kills the process: never let it be */
-	uint64_t unblock = RESERVED_SIGNALS;
+	uint64_t unblock = g_reserved_signals;
 	xs_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &unblock, NULL, 8);
 	return 0;
 }
@@ -119,6 +127,14 @@ long xs_sig_action(struct xs_thread *t, long sig, const void *act, void *oact, l
 		return -EINVAL;
 	if (act && xs_copy_user(&new, act, sizeof(new)) < 0)
 		return -EFAULT;
+	if (XS_SIGBIT(sig) & g_reserved_signals & ~XS_SIGBIT(SIGSYS)) {
+		/* the sampler's signal: the program's view only */
+		if (oact && xs_copy_user(oact, &g_actions[sig], sizeof(old)) < 0)
+			return -EFAULT;
+		if (act)
+			g_actions[sig] = new;
+		return 0;
+	}
 	if (t->kind == XS_KIND_VMPROC && sig != SIGSYS) {
 		/* A vfork child shares our memory but not our actions: leave
 		 * g_actions to the parent and set its own directly. */
@@ -294,6 +310,8 @@ static void deliver(struct xs_thread *t, int sig, siginfo_t *info, ucontext_t *u
 		return;
 	}
 	count_signal(t, sig, info);
+	if (t)
+		t->program_signals++;
 	if (act.flags & SA_RESETHAND) {
 		sigset_t m;
 		lock_actions(&m);
@@ -302,11 +320,18 @@ static void deliver(struct xs_thread *t, int sig, siginfo_t *info, ucontext_t *u
 		xs_sys4(SYS_rt_sigaction, sig, &k, NULL, 8);
 		unlock_actions(&m);
 	}
+	/* the program's handler is the program's code, not the runtime's */
+	ucontext_t *trap_uc = t ? t->trap_uc : NULL;
+	if (t)
+		t->trap_uc = NULL;
 	if (act.flags & SA_SIGINFO)
 		((void (*)(int, siginfo_t *, void *))act.handler)(sig, info, uc);
 	else
 		((void (*)(int))act.handler)(sig);
-	count_sigreturn(xs_self());	/* a fork child has a new block */
+	t = xs_self();	/* a fork child has a new block */
+	if (t)
+		t->trap_uc = trap_uc;
+	count_sigreturn(t);
 }
 
 static void signal_entry(int sig, siginfo_t *info, void *ctx)
@@ -322,6 +347,13 @@ static void signal_entry(int sig, siginfo_t *info, void *ctx)
 		return;
 	}
 	struct xs_thread *t = xs_self();
+	if (sig == XS_SAMPLE_SIG && (g_reserved_signals & XS_SIGBIT(XS_SAMPLE_SIG))) {
+		if (t)
+			t->samples_taken++;
+		xs_profile_sample(t, uc);
+		errno = saved_errno;
+		return;
+	}
 	if (t && (t->seq & 1)) {
 		/* inside a counting section: hold it back until the end */
 		uint64_t bit = XS_SIGBIT(sig);

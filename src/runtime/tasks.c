@@ -173,8 +173,10 @@ static int make_handoff(struct xs_thread *t)
 
 	if (!w)
 		return (int)fd;
-	if (t->kind == XS_KIND_THREAD)
+	if (t->kind == XS_KIND_THREAD) {
 		xs_window_take_unwritten(&json);
+		w->has_profile = xs_profile_close_window(w->profile_file, &w->profile_samples);
+	}
 	xs_window_format(w, &json, &text);
 	if (json.failed || text.failed)
 		goto out;
@@ -329,6 +331,8 @@ void xs_process_end(struct xs_thread *t, const char *reason)
 		xs_warn_once(&warned, "exitscope: out of memory for the stats record\n");
 		return;
 	}
+	if (t->kind == XS_KIND_THREAD)
+		w->has_profile = xs_profile_close_window(w->profile_file, &w->profile_samples);
 	xs_window_format(w, &json, &text);
 	int r = t->kind == XS_KIND_THREAD ? xs_window_write_record(w->pid, &json)
 					  : xs_append_record(w->pid, json.data, json.len);
@@ -346,6 +350,7 @@ void xs_task_exit_thread(struct xs_thread *t, long status)
 {
 	sigset_t old;
 	xs_block_all_signals(&old);
+	xs_profile_thread_stop(t);
 	if (t->kind != XS_KIND_THREAD) {
 		xs_process_end(t, "exit");	/* a vfork child */
 	} else if (xs_thread_retire(t) == 0) {

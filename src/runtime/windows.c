@@ -268,6 +268,7 @@ void xs_window_commit(struct xs_window *w)
 
 void xs_reclaim_dead(void)
 {
+	xs_profile_drain();	/* the dead threads' last samples first */
 	for (uint32_t i = 0; i < g_proc->slots_used; i++) {
 		struct xs_thread *t = xs_slot(i);
 		if (t->kind != XS_KIND_THREAD || t->state != XS_SLOT_DEAD)
@@ -321,6 +322,7 @@ int xs_window_close(const char *reason, const char *label, const struct xs_count
 	}
 	g_json.len = g_text.len = 0;
 	g_json.failed = g_text.failed = false;
+	w->has_profile = xs_profile_close_window(w->profile_file, &w->profile_samples);
 	xs_window_format(w, &g_json, &g_text);
 	int r = g_json.failed ? -ENOMEM : xs_window_write_record(w->pid, &g_json);
 	if (!silent) {
@@ -330,6 +332,7 @@ int xs_window_close(const char *reason, const char *label, const struct xs_count
 			xs_log_buf(g_text.data, g_text.len);
 	}
 	xs_window_commit(w);
+	xs_profile_open_window(g_proc->seq);
 	xs_window_free(w);
 	xs_window_unlock();
 	return r;
