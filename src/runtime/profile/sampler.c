@@ -196,8 +196,8 @@ void xs_profile_map_event(struct xs_thread *t)
 
 void xs_profile_thread_start(struct xs_thread *t)
 {
-	if (!xs_profiling())
-		return;
+	if (!xs_profiling() || t->kind != XS_KIND_THREAD)
+		return;	/* a vfork child lives only until its exec */
 	struct sigevent ev;
 	memset(&ev, 0, sizeof(ev));
 	ev.sigev_notify = SIGEV_THREAD_ID;
