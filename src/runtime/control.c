@@ -249,7 +249,7 @@ int xs_control_start(void)
 {
 	g_sigfd = g_sockfd = g_timerfd = g_eventfd = -1;
 	xs_usage_init();
-	g_ctl_sig = g_config.signal;
+	g_ctl_sig = g_ctl_epoch ? 0 : g_config.signal;	/* 0 once the program took it */
 	if (g_ctl_sig) {
 		uint64_t mask = XS_SIGBIT(g_ctl_sig);
 		g_sigfd = runtime_fd(xs_sys4(SYS_signalfd4, -1, &mask, 8, SFD_NONBLOCK | SFD_CLOEXEC));

@@ -548,6 +548,12 @@ __attribute__((constructor)) static void xs_start(void)
 		xs_log("exitscope: cannot set up the profiler; the stats go on without it\n");
 	}
 	struct xs_thread *t = xs_thread_alloc(XS_KIND_THREAD, g_proc->pid);
+	if (t) {
+		/* the control signal waits for the service thread's signalfd;
+		 * threads and fork children inherit the mask */
+		g_ctl_sig = g_config.signal;
+		xs_sig_ctl_block(t);
+	}
 	if (!t || xs_thread_activate(t) < 0) {
 		failure = "exitscope: cannot turn on Syscall User Dispatch; the program runs unobserved\n";
 		goto out;

@@ -231,6 +231,7 @@ struct xs_window {
 	uint64_t start_ns, end_ns, duration_ns;
 	uint32_t nthreads;
 	uint32_t boundary;		/* marks the slots collected for it */
+	struct xs_usage usage_now;	/* the process's usage as the window closed */
 	bool has_profile;
 	char profile_file[64];
 	uint64_t profile_samples;

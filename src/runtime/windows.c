@@ -182,6 +182,7 @@ struct xs_window *xs_window_collect(struct xs_thread *self, const char *reason, 
 	/* the process's faults and preemptions: the kernel's own sum */
 	struct xs_usage now;
 	xs_usage_self_process(&now);
+	w->usage_now = now;
 	w->window.minor_faults = now.minor_faults - g_proc->usage_base.minor_faults;
 	w->window.major_faults = now.major_faults - g_proc->usage_base.major_faults;
 	w->window.preemptions = now.preemptions - g_proc->usage_base.preemptions;
@@ -263,7 +264,7 @@ void xs_window_commit(struct xs_window *w)
 	g_proc->seq++;
 	g_proc->window_start_ns = w->end_ns;
 	g_proc->window_start_mono = xs_now_mono();
-	xs_usage_self_process(&g_proc->usage_base);
+	g_proc->usage_base = w->usage_now;	/* what the closed window ended with */
 }
 
 void xs_reclaim_dead(void)
