@@ -61,6 +61,22 @@ static void json_counters(struct xs_buf *b, const struct xs_counters *c)
 	xs_buf_add(b, "}}");
 }
 
+void xs_format_thread(struct xs_buf *b, int tid, const char *comm, bool exited,
+		      const struct xs_counters *window, const struct xs_counters *total)
+{
+	xs_buf_add(b, "{\"tid\": ");
+	xs_buf_u64(b, (uint64_t)tid, 0);
+	xs_buf_add(b, ", \"comm\": ");
+	xs_buf_json_str(b, comm);
+	xs_buf_add(b, ", \"exited\": ");
+	xs_buf_add(b, exited ? "true" : "false");
+	xs_buf_add(b, ", \"window\": ");
+	json_counters(b, window);
+	xs_buf_add(b, ", \"total\": ");
+	json_counters(b, total);
+	xs_buf_addc(b, '}');
+}
+
 static void format_json(struct xs_window *w, struct xs_buf *b)
 {
 	xs_buf_add(b, "{\"pid\": ");
@@ -92,29 +108,12 @@ static void format_json(struct xs_window *w, struct xs_buf *b)
 		if (!first)
 			xs_buf_add(b, ", ");
 		first = false;
-		xs_buf_add(b, "{\"tid\": ");
-		xs_buf_u64(b, (uint64_t)t->tid, 0);
-		xs_buf_add(b, ", \"comm\": ");
-		xs_buf_json_str(b, comm);
-		xs_buf_add(b, ", \"exited\": ");
-		xs_buf_add(b, t->state == XS_SLOT_LIVE ? "false" : "true");
-		xs_buf_add(b, ", \"window\": ");
-		json_counters(b, window);
-		xs_buf_add(b, ", \"total\": ");
-		json_counters(b, total);
-		xs_buf_addc(b, '}');
+		xs_format_thread(b, t->tid, comm, t->state != XS_SLOT_LIVE, window, total);
 	}
-	if (g_proc->retired_threads) {
-		if (!first)
-			xs_buf_add(b, ", ");
-		xs_buf_add(b, "{\"tid\": 0, \"comm\": \"(reclaimed)\", \"exited\": true, \"threads\": ");
-		xs_buf_u64(b, g_proc->retired_threads, 0);
-		xs_buf_add(b, ", \"window\": ");
-		json_counters(b, &g_proc->retired_window);
-		xs_buf_add(b, ", \"total\": ");
-		json_counters(b, &g_proc->retired);
-		xs_buf_addc(b, '}');
-	}
+	/* threads whose slots were reclaimed since the last boundary */
+	const struct xs_buf *reclaimed = xs_window_reclaimed();
+	if (reclaimed->len > 2)
+		xs_buf_addn(b, reclaimed->data + (first ? 2 : 0), reclaimed->len - (first ? 2 : 0));
 	xs_buf_add(b, "], \"profile\": ");
 	if (w->has_profile) {
 		xs_buf_add(b, "{\"file\": ");

@@ -305,7 +305,14 @@ bool xs_devfile_owns(long fd);
 long xs_devfile_open(long flags);
 long xs_devfile_call(long nr, const long *a);
 
+/* The JSON entries (each after ", ") of threads reclaimed since the last
+ * boundary: listed in the next record, as exited. */
+const struct xs_buf *xs_window_reclaimed(void);
+
 /* ---- record.c: a window as JSON and as text ---- */
+/* One entry of a record's "threads" list. */
+void xs_format_thread(struct xs_buf *b, int tid, const char *comm, bool exited,
+		      const struct xs_counters *window, const struct xs_counters *total);
 /* Append the record line (JSON) and the log block (text, per g_config). */
 void xs_window_format(struct xs_window *w, struct xs_buf *json, struct xs_buf *text);
 

@@ -35,13 +35,19 @@ static struct xs_window *g_window;
 static struct xs_buf g_json = { .grow = xs_buf_mmap_grow }, g_text = { .grow = xs_buf_mmap_grow };
 static uint32_t g_boundary;		/* window lock */
 static struct xs_buf g_unwritten = { .grow = xs_buf_mmap_grow };	/* window lock */
+static struct xs_buf g_reclaimed = { .grow = xs_buf_mmap_grow };	/* window lock */
+
+const struct xs_buf *xs_window_reclaimed(void)
+{
+	return &g_reclaimed;
+}
 
 int xs_windows_init(void)
 {
 	size_t size = (size_t)XS_MAX_THREADS * sizeof(struct slot_window);
 	if (g_slot_windows) {
 		/* a fork child: the mapping came back wiped, the rest is ours */
-		g_json.len = g_text.len = g_unwritten.len = 0;
+		g_json.len = g_text.len = g_unwritten.len = g_reclaimed.len = 0;
 		return 0;
 	}
 	long p = xs_syscall6(SYS_mmap, 0, size, PROT_READ | PROT_WRITE,
@@ -231,9 +237,14 @@ static void retire_slot(uint32_t i, bool in_window)
 	struct slot_window *sw = &g_slot_windows[i];
 	struct xs_thread *t = xs_slot(i);
 	if (!in_window) {
+		/* its last window, listed at the next boundary */
 		counters_sub(&sw->snap, &sw->snap, &sw->base);
 		xs_counters_add(&g_proc->retired_window, &sw->snap);
-		xs_counters_add(&sw->snap, &sw->base);
+		struct xs_counters *total = &sw->base;
+		xs_counters_add(total, &sw->snap);
+		xs_buf_add(&g_reclaimed, ", ");
+		xs_format_thread(&g_reclaimed, t->tid, t->comm, true, &sw->snap, total);
+		sw->snap = *total;
 	}
 	xs_counters_add(&g_proc->retired, &sw->snap);
 	g_proc->retired_threads++;
@@ -249,6 +260,7 @@ void xs_window_commit(struct xs_window *w)
 	if (!g_slot_windows || w->boundary == 0)
 		return;
 	memset(&g_proc->retired_window, 0, sizeof(g_proc->retired_window));
+	g_reclaimed.len = 0;
 	for (uint32_t i = 0; i < g_proc->slots_used; i++) {
 		struct slot_window *sw = &g_slot_windows[i];
 		if (sw->boundary != w->boundary)
