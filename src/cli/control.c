@@ -44,12 +44,11 @@ static int send_command(pid_t pid, const char *line)
 		close(fd);
 		return XS_EXIT_DATA;
 	}
+	/* a refusal may close the socket before the request is read: read the
+	 * answer whatever the send says */
 	size_t size = strlen(line);
-	if (write(fd, line, size) != (ssize_t)size) {
-		xs_error("process %d: %s", (int)pid, strerror(errno));
-		close(fd);
-		return XS_EXIT_DATA;
-	}
+	ssize_t sent = send(fd, line, size, MSG_NOSIGNAL);
+	int send_err = sent < 0 ? errno : 0;
 	shutdown(fd, SHUT_WR);
 
 	/* print the answer; its last line says how it went */
@@ -77,7 +76,10 @@ static int send_command(pid_t pid, const char *line)
 		}
 	}
 	close(fd);
-	xs_error("process %d: the runtime closed the connection without an answer", (int)pid);
+	if (send_err)
+		xs_error("process %d: %s", (int)pid, strerror(send_err));
+	else
+		xs_error("process %d: the runtime closed the connection without an answer", (int)pid);
 	return XS_EXIT_DATA;
 }
 

@@ -84,6 +84,11 @@ long xs_devfile_open(long flags)
 	return fd;
 }
 
+static bool valid_command(const char *line)
+{
+	return !strcmp(line, "reset") || !strcmp(line, "dump") || !strncmp(line, "dump ", 5);
+}
+
 /* A write: one or more command lines, all valid or none run. */
 static long write_commands(const char *user, size_t n)
 {
@@ -93,23 +98,32 @@ static long write_commands(const char *user, size_t n)
 	if (xs_copy_user(buf, user, n) < 0)
 		return -EFAULT;
 	buf[n] = 0;
+	if (memchr(buf, 0, n))
+		return -EINVAL;
+	char *lines[64];
+	int count = 0;
 	for (char *line = buf; *line;) {
 		char *end = strchr(line, '\n');
 		if (end)
 			*end = 0;
 		if (*line) {
-			sigset_t old;
-			xs_block_all_signals(&old);
-			int r = xs_control_command(line, "app", NULL);
-			xs_restore_signals(&old);
-			/* a record that could not be written yet is kept and
-			 * retried: the window did close */
-			if (r == -EINVAL)
+			if (count == 64 || !valid_command(line))
 				return -EINVAL;
+			lines[count++] = line;
 		}
 		if (!end)
 			break;
 		line = end + 1;
+	}
+	if (!count)
+		return -EINVAL;
+	for (int i = 0; i < count; i++) {
+		sigset_t old;
+		xs_block_all_signals(&old);
+		/* a record that could not be written yet is kept and retried:
+		 * the window did close */
+		xs_control_command(lines[i], "app", NULL);
+		xs_restore_signals(&old);
 	}
 	return (long)n;
 }
