@@ -233,11 +233,18 @@ __attribute__((noinline)) static void sort_caller(int *v, size_t n)
 	g_sink += (uint64_t)v[n / 2];
 }
 
+/* Set by the writer once 250 samples are flushed or writing failed: under
+ * load the tick-based CPU timers fire less often, so the run lasts until
+ * then (at most 30 s), not a fixed time, for the crash and full-disk
+ * checks to see enough samples. */
+static atomic_int g_enough;
+
 static void main_work(void)
 {
 	static int v[2000];
-	uint64_t t0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
-	while (now_ns(CLOCK_THREAD_CPUTIME_ID) - t0 < RUN_NS) {
+	uint64_t t0 = now_ns(CLOCK_THREAD_CPUTIME_ID), w0 = now_ns(CLOCK_MONOTONIC);
+	while (now_ns(CLOCK_THREAD_CPUTIME_ID) - t0 < RUN_NS ||
+	       (!atomic_load(&g_enough) && now_ns(CLOCK_MONOTONIC) - w0 < 30000000000ull)) {
 		if (g_dwarf)
 			sort_caller(v, 2000);
 		else if (g_deleted_hot)
@@ -303,9 +310,12 @@ static void *writer_main(void *arg)
 		if ((e = drain(w)) || (e = xs_perf_flush(&w->f))) {
 			/* A full disk (or RLIMIT_FSIZE): stop writing, keep running. */
 			printf("write_error %s\n", strerrorname_np(-e));
+			atomic_store(&g_enough, 1);
 			return NULL;
 		}
 		w->flushed_samples = xs_perf_samples(&w->f);
+		if (w->flushed_samples >= 250)
+			atomic_store(&g_enough, 1);
 		/* Crash mode: die once enough samples are in the file that the
 		 * few lost ones stay under perf's 5% warning. */
 		if (w->flushed_samples >= 250 && strcmp(g_mode, "crash") == 0) {
