@@ -91,19 +91,12 @@ static long masked_wait(long nr, long *a, int mask_arg)
 	return xs_syscall6(nr, b[0], b[1], b[2], b[3], b[4], b[5]);
 }
 
-/* With the sampler on: a call that only the sampling signal interrupted
- * (EINTR although no handler of the program ran) is issued again, so
- * that the program sees what it would see without the profiler. A new
- * executable mapping is announced to the profile. */
+/* With the sampler on, a new executable mapping is announced to the
+ * profile. (The sampling signal is blocked while the runtime runs a call,
+ * so it cannot interrupt one.) */
 static long run_profiled(struct xs_thread *t, long nr, const long *a)
 {
-	long ret;
-	for (;;) {
-		uint64_t samples = t->samples_taken, delivered = t->program_signals;
-		ret = xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-		if (ret != -EINTR || t->program_signals != delivered || t->samples_taken == samples)
-			break;
-	}
+	long ret = xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	if (ret >= 0 && ((nr == SYS_mmap && (a[2] & PROT_EXEC)) || (nr == SYS_mprotect && (a[2] & PROT_EXEC))))
 		xs_profile_map_event(t);
 	return ret;

@@ -177,12 +177,10 @@ static int service_main(void *arg)
 	if (g_sockfd >= 0) { ifd[n] = 1; fds[n++] = (struct pollfd){ g_sockfd, POLLIN, 0 }; }
 	if (g_timerfd >= 0) { ifd[n] = 2; fds[n++] = (struct pollfd){ g_timerfd, POLLIN, 0 }; }
 	if (g_eventfd >= 0) { ifd[n] = 3; fds[n++] = (struct pollfd){ g_eventfd, POLLIN, 0 }; }
-	/* with the profiler on, the sample rings are drained every 50 ms */
-	struct timespec drain = { 0, 50 * 1000 * 1000 };
-	xs_window_lock();
-	xs_profile_open_window(g_proc->seq);
-	xs_window_unlock();
 	for (;;) {
+		/* with the profiler on, the sample rings are drained every 50 ms
+		 * (ppoll writes the time left back: set it each time) */
+		struct timespec drain = { 0, 50 * 1000 * 1000 };
 		long ready = xs_sys5(SYS_ppoll, fds, n, xs_profiling() ? &drain : NULL, NULL, 8);
 		if (ready == 0) {
 			xs_window_lock();
@@ -280,6 +278,11 @@ int xs_control_start(void)
 			g_timerfd = runtime_fd(t);
 	}
 	g_eventfd = runtime_fd(xs_sys2(SYS_eventfd2, 0, EFD_CLOEXEC | EFD_NONBLOCK));
+
+	/* the first window's profile, before any program code can exit */
+	xs_window_lock();
+	xs_profile_open_window(g_proc->seq);
+	xs_window_unlock();
 
 	long stack = xs_syscall6(SYS_mmap, 0, SERVICE_STACK_SIZE, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);

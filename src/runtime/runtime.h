@@ -87,9 +87,7 @@ struct xs_thread {
 	volatile uint32_t ring_busy;	/* writing to its sample ring */
 	int timer;			/* sampling timer id + 1, or 0 */
 	uint64_t start_ns;		/* CLOCK_MONOTONIC at start (COMM time) */
-	uint64_t samples_taken;		/* by the sampler, to tell its EINTRs */
 	uint64_t last_sample_cpu;	/* thread CPU ns at its previous sample */
-	uint64_t program_signals;	/* deliveries to the program's handlers */
 	bool ctl_view_blocked;		/* the program's view of the control signal */
 	struct xs_usage usage_at_exit;
 	char comm[16];

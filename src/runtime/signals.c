@@ -105,8 +105,11 @@ int xs_signals_init(void)
 		}
 		xs_sys4(SYS_rt_sigaction, sig, &k, NULL, 8);
 	}
+	/* The sampling signal waits while a call is in the runtime: it then
+	 * lands at the program's call site, and never interrupts a call the
+	 * runtime runs for the program (no EINTR the program would not see). */
 	struct ksigaction sys = { (void *)xs_sigsys_handler, SA_SIGINFO | SA_NODEFER | SA_RESTORER,
-				  (void *)xs_restorer, 0 };
+				  (void *)xs_restorer, g_reserved_signals & ~XS_SIGBIT(SIGSYS) };
 	long r = xs_sys4(SYS_rt_sigaction, SIGSYS, &sys, NULL, 8);
 	if (r < 0)
 		return (int)r;
@@ -168,7 +171,8 @@ long xs_sig_sanitize_mask(const void *user, long size, uint64_t *copy)
 		return -EINVAL;
 	if (xs_copy_user(copy, user, 8) < 0)
 		return -EFAULT;
-	*copy &= ~RESERVED_SIGNALS;
+	/* SIGSYS deliverable; the sampler's and the control signal held */
+	*copy = (*copy & ~XS_SIGBIT(SIGSYS)) | (RESERVED_SIGNALS & ~XS_SIGBIT(SIGSYS));
 	if (g_ctl_sig)
 		*copy |= XS_SIGBIT(g_ctl_sig);
 	return 0;
@@ -188,7 +192,10 @@ long xs_sig_procmask(struct xs_thread *t, long how, const void *set, void *oset,
 	if (set) {
 		if (xs_copy_user(&copy, set, 8) < 0)
 			return -EFAULT;
+		/* inside the handler the sampler's signal stays blocked */
+		uint64_t held = RESERVED_SIGNALS & ~XS_SIGBIT(SIGSYS);
 		copy &= ~RESERVED_SIGNALS;
+		copy = how == SIG_UNBLOCK ? copy : copy | held;
 		if (g_ctl_sig) {
 			uint64_t bit = XS_SIGBIT(g_ctl_sig);
 			if (how == SIG_SETMASK)
@@ -206,6 +213,7 @@ long xs_sig_procmask(struct xs_thread *t, long how, const void *set, void *oset,
 	long r = xs_sys4(SYS_rt_sigprocmask, how, set ? &copy : NULL, &old, 8);
 	if (r < 0)
 		return r;
+	old &= ~RESERVED_SIGNALS;
 	if (set) {
 		uint64_t cur = 0;
 		xs_sys4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &cur, 8);
@@ -310,8 +318,6 @@ static void deliver(struct xs_thread *t, int sig, siginfo_t *info, ucontext_t *u
 		return;
 	}
 	count_signal(t, sig, info);
-	if (t)
-		t->program_signals++;
 	if (act.flags & SA_RESETHAND) {
 		sigset_t m;
 		lock_actions(&m);
@@ -348,8 +354,6 @@ static void signal_entry(int sig, siginfo_t *info, void *ctx)
 	}
 	struct xs_thread *t = xs_self();
 	if (sig == XS_SAMPLE_SIG && (g_reserved_signals & XS_SIGBIT(XS_SAMPLE_SIG))) {
-		if (t)
-			t->samples_taken++;
 		xs_profile_sample(t, uc);
 		errno = saved_errno;
 		return;
