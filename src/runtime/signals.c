@@ -217,6 +217,7 @@ long xs_sig_procmask(struct xs_thread *t, long how, const void *set, void *oset,
 	if (set) {
 		uint64_t cur = 0;
 		xs_sys4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &cur, 8);
+		cur &= ~RESERVED_SIGNALS;	/* the handler's own mask holds the sampler's */
 		memcpy(&uc->uc_sigmask, &cur, 8);
 	}
 	if (g_ctl_sig) {
