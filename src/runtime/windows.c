@@ -22,6 +22,7 @@
 struct slot_window {
 	uint32_t gen;			/* the thread the base belongs to */
 	uint32_t boundary;		/* last boundary that collected it */
+	bool final;			/* the thread was dead when collected: snap is its last count */
 	struct xs_usage usage_base, usage_snap;
 	char comm[16];
 	struct xs_counters base;
@@ -169,7 +170,8 @@ struct xs_window *xs_window_collect(struct xs_thread *self, const char *reason, 
 			sw->snap = *caller;
 		else
 			xs_snapshot(t, &sw->snap);
-		if (t->state == XS_SLOT_LIVE) {
+		sw->final = t->state != XS_SLOT_LIVE;
+		if (!sw->final) {
 			xs_usage_thread(t == self ? 0 : t->tid, &sw->usage_snap, sw->comm);
 		} else {
 			sw->usage_snap = t->usage_at_exit;
@@ -265,8 +267,10 @@ void xs_window_commit(struct xs_window *w)
 		struct slot_window *sw = &g_slot_windows[i];
 		if (sw->boundary != w->boundary)
 			continue;
-		struct xs_thread *t = xs_slot(i);
-		if (t->state == XS_SLOT_DEAD) {
+		/* Only a thread that was already dead when its snapshot was taken
+		 * is done; one that died since then has calls after the snapshot,
+		 * for the next window. */
+		if (sw->final) {
 			retire_slot(i, true);
 			continue;
 		}
