@@ -61,14 +61,27 @@ void xs_restore_signals(const sigset_t *old)
 	xs_sys4(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, 8);
 }
 
-static void spin_lock(volatile int *l)
+void xs_backoff(unsigned *spins)
 {
-	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
-		while (*l)
-			xs_sys0(SYS_sched_yield);
+	/* yield first; then sleep, so that a holder that was preempted gets
+	 * the CPU even from a waiter the scheduler favours */
+	if ((*spins)++ < 16) {
+		xs_sys0(SYS_sched_yield);
+	} else {
+		struct timespec nap = { 0, 50000 };
+		xs_sys2(SYS_nanosleep, &nap, NULL);
+	}
 }
 
-static void spin_unlock(volatile int *l)
+void xs_spin_lock(volatile int *l)
+{
+	unsigned spins = 0;
+	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+		while (*l)
+			xs_backoff(&spins);
+}
+
+void xs_spin_unlock(volatile int *l)
 {
 	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
 }
@@ -110,12 +123,12 @@ struct xs_thread *xs_slot(uint32_t i)
 void xs_registry_lock(sigset_t *old)
 {
 	xs_block_all_signals(old);
-	spin_lock(&g_proc->lock);
+	xs_spin_lock(&g_proc->lock);
 }
 
 void xs_registry_unlock(const sigset_t *old)
 {
-	spin_unlock(&g_proc->lock);
+	xs_spin_unlock(&g_proc->lock);
 	xs_restore_signals(old);
 }
 
@@ -157,11 +170,11 @@ void xs_thread_free(struct xs_thread *t)
 {
 	sigset_t old;
 	xs_block_all_signals(&old);
-	spin_lock(&g_proc->lock);
+	xs_spin_lock(&g_proc->lock);
 	if (t->kind == XS_KIND_THREAD && t->state == XS_SLOT_LIVE)
 		g_proc->live--;
 	t->state = XS_SLOT_FREE;
-	spin_unlock(&g_proc->lock);
+	xs_spin_unlock(&g_proc->lock);
 	xs_restore_signals(&old);
 }
 
@@ -169,11 +182,11 @@ uint32_t xs_thread_retire(struct xs_thread *t)
 {
 	uint32_t live;
 	xs_usage_thread(0, &t->usage_at_exit, t->comm);
-	spin_lock(&g_proc->lock);
+	xs_spin_lock(&g_proc->lock);
 	t->state = XS_SLOT_DEAD;
 	live = --g_proc->live;
 	uint32_t dead = ++g_proc->dead;
-	spin_unlock(&g_proc->lock);
+	xs_spin_unlock(&g_proc->lock);
 	if (dead >= XS_MAX_THREADS / 4)
 		xs_control_poke();
 	return live;
@@ -233,8 +246,9 @@ void xs_world_stop(struct xs_thread *self, sigset_t *old)
 			continue;
 		/* A thread inside a section leaves it within a few instructions
 		 * unless it was preempted; give it up to about a second. */
-		for (int spins = 0; (t->seq & 1) && spins < 200000; spins++)
-			xs_sys0(SYS_sched_yield);
+		unsigned spins = 0;
+		while ((t->seq & 1) && spins < 20000)
+			xs_backoff(&spins);
 	}
 }
 

@@ -32,13 +32,12 @@ static volatile int g_lock;
 static void lock(sigset_t *old)
 {
 	xs_block_all_signals(old);
-	while (__atomic_exchange_n(&g_lock, 1, __ATOMIC_ACQUIRE))
-		xs_sys0(SYS_sched_yield);
+	xs_spin_lock(&g_lock);
 }
 
 static void unlock(const sigset_t *old)
 {
-	__atomic_store_n(&g_lock, 0, __ATOMIC_RELEASE);
+	xs_spin_unlock(&g_lock);
 	xs_restore_signals(old);
 }
 

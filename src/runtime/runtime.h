@@ -131,6 +131,11 @@ static inline struct xs_thread *xs_self(void)
 	return t;
 }
 
+/* Spin locks for the runtime's rare paths (taken with signals blocked
+ * where a handler could want them), and the back-off of every wait. */
+void xs_spin_lock(volatile int *l);
+void xs_spin_unlock(volatile int *l);
+void xs_backoff(unsigned *spins);
 int xs_counters_init(void);
 struct xs_thread *xs_thread_alloc(enum xs_task_kind kind, int pid);
 void xs_thread_free(struct xs_thread *t);

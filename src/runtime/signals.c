@@ -52,13 +52,12 @@ static bool is_fault_signal(int sig)
 static void lock_actions(sigset_t *old)
 {
 	xs_block_all_signals(old);
-	while (__atomic_exchange_n(&g_proc->sigaction_lock, 1, __ATOMIC_ACQUIRE))
-		xs_sys0(SYS_sched_yield);
+	xs_spin_lock(&g_proc->sigaction_lock);
 }
 
 static void unlock_actions(const sigset_t *old)
 {
-	__atomic_store_n(&g_proc->sigaction_lock, 0, __ATOMIC_RELEASE);
+	xs_spin_unlock(&g_proc->sigaction_lock);
 	xs_restore_signals(old);
 }
 

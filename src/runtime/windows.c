@@ -66,21 +66,21 @@ int xs_windows_init(void)
 
 void xs_window_lock(void)
 {
-	while (__atomic_exchange_n(&g_proc->window_lock, 1, __ATOMIC_ACQUIRE))
-		xs_sys0(SYS_sched_yield);
+	xs_spin_lock(&g_proc->window_lock);
 }
 
 void xs_window_unlock(void)
 {
-	__atomic_store_n(&g_proc->window_lock, 0, __ATOMIC_RELEASE);
+	xs_spin_unlock(&g_proc->window_lock);
 }
 
 void xs_snapshot(struct xs_thread *t, struct xs_counters *out)
 {
+	unsigned spins = 0;
 	for (;;) {
 		uint32_t before = __atomic_load_n(&t->seq, __ATOMIC_ACQUIRE);
 		if (before & 1) {
-			xs_sys0(SYS_sched_yield);
+			xs_backoff(&spins);
 			continue;
 		}
 		memcpy(out, &t->c, sizeof(*out));
