@@ -1,9 +1,11 @@
 /*
  * The service thread: it owns every window boundary on demand. It waits in
  * ppoll for
- *   - the control signal (SIGUSR1 unless --signal says otherwise), read with
- *     a signalfd: the signal is kept blocked in every program thread, so
- *     whichever thread the kernel picks, it stays pending for the signalfd;
+ *   - the control signal (SIGUSR1 unless --signal says otherwise): it is
+ *     kept blocked in every program thread and unblocked only in this
+ *     thread's ppoll, so the kernel always hands it here, whatever the
+ *     program's masks. (Not a signalfd: the kernel wakes every signalfd
+ *     reader of a process at every signal, and each trapped call is one.)
  *   - the control socket, the abstract unix socket "@exitscope-PID", for
  *     `exitscope dump PID [LABEL]` and `exitscope reset PID` (peers of
  *     another user are refused);
@@ -40,7 +42,8 @@
 
 int g_ctl_sig;			/* the control signal; 0: none or the program's */
 volatile uint32_t g_ctl_epoch;	/* bumped when the program takes it */
-static int g_sigfd = -1, g_sockfd = -1, g_timerfd = -1, g_eventfd = -1;
+static int g_sockfd = -1, g_timerfd = -1, g_eventfd = -1;
+volatile int g_ctl_pending;	/* the control signal arrived */
 static struct { void *self; } g_no_thread;	/* %gs of the service thread */
 
 const char *xs_control_signal_name(void)
@@ -82,10 +85,9 @@ void xs_control_give_up_signal(void)
 	if (!g_ctl_sig)
 		return;
 	uint64_t none = 0;
-	g_ctl_sig = 0;
+	g_ctl_sig = 0;	/* the service thread's wait keeps it blocked from now on */
 	__atomic_add_fetch(&g_ctl_epoch, 1, __ATOMIC_SEQ_CST);
-	if (g_sigfd >= 0)
-		xs_sys4(SYS_signalfd4, g_sigfd, &none, 8, 0);
+	(void)none;
 	char msg[256];
 	struct xs_buf b = { msg, 0, sizeof(msg), false, NULL };
 	xs_buf_add(&b, "exitscope: the program uses ");
@@ -174,7 +176,6 @@ static int service_main(void *arg)
 	struct pollfd fds[4];
 	int n = 0;
 	int ifd[4];
-	if (g_sigfd >= 0) { ifd[n] = 0; fds[n++] = (struct pollfd){ g_sigfd, POLLIN, 0 }; }
 	if (g_sockfd >= 0) { ifd[n] = 1; fds[n++] = (struct pollfd){ g_sockfd, POLLIN, 0 }; }
 	if (g_timerfd >= 0) { ifd[n] = 2; fds[n++] = (struct pollfd){ g_timerfd, POLLIN, 0 }; }
 	if (g_eventfd >= 0) { ifd[n] = 3; fds[n++] = (struct pollfd){ g_eventfd, POLLIN, 0 }; }
@@ -182,7 +183,13 @@ static int service_main(void *arg)
 		/* with the profiler on, the sample rings are drained every 50 ms
 		 * (ppoll writes the time left back: set it each time) */
 		struct timespec drain = { 0, 50 * 1000 * 1000 };
-		long ready = xs_sys5(SYS_ppoll, fds, n, xs_profiling() ? &drain : NULL, NULL, 8);
+		/* the control signal is unblocked here only, so the kernel
+		 * hands it to this thread: its handler sets g_ctl_pending and
+		 * ppoll returns EINTR (a storm of signals closes one window) */
+		uint64_t wait_mask = g_ctl_sig ? ~XS_SIGBIT(g_ctl_sig) : ~0ULL;
+		long ready = xs_sys5(SYS_ppoll, fds, n, xs_profiling() ? &drain : NULL, &wait_mask, 8);
+		if (__atomic_exchange_n(&g_ctl_pending, 0, __ATOMIC_ACQ_REL) && g_ctl_sig)
+			xs_window_close("signal", NULL, NULL, NULL, false);
 		if (ready == 0) {
 			xs_window_lock();
 			xs_profile_drain();
@@ -195,16 +202,6 @@ static int service_main(void *arg)
 			if (!(fds[i].revents & POLLIN))
 				continue;
 			switch (ifd[i]) {
-			case 0: {
-				/* drain: a storm of signals closes one window */
-				char info[128 * 16];
-				bool got = false;
-				while (xs_sys3(SYS_read, g_sigfd, info, sizeof(info)) > 0)
-					got = true;
-				if (got && g_ctl_sig)
-					xs_window_close("signal", NULL, NULL, NULL, false);
-				break;
-			}
 			case 1: {
 				long c = xs_sys4(SYS_accept4, g_sockfd, NULL, NULL, SOCK_CLOEXEC);
 				if (c >= 0) {
@@ -246,13 +243,9 @@ static long service_clone(void *stack_top);
 /* Start the service thread of this process (at start-up, in fork children). */
 int xs_control_start(void)
 {
-	g_sigfd = g_sockfd = g_timerfd = g_eventfd = -1;
+	g_sockfd = g_timerfd = g_eventfd = -1;
 	xs_usage_init();
 	g_ctl_sig = g_ctl_epoch ? 0 : g_config.signal;	/* 0 once the program took it */
-	if (g_ctl_sig) {
-		uint64_t mask = XS_SIGBIT(g_ctl_sig);
-		g_sigfd = runtime_fd(xs_sys4(SYS_signalfd4, -1, &mask, 8, SFD_NONBLOCK | SFD_CLOEXEC));
-	}
 	long s = xs_sys3(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s >= 0) {
 		struct sockaddr_un addr = { .sun_family = AF_UNIX };

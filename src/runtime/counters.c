@@ -100,15 +100,24 @@ static void process_open(int pid)
 	g_proc->usage_start = g_proc->usage_base;
 }
 
-int xs_counters_init(void)
+void *xs_map(size_t size, bool wipe_on_fork)
 {
-	long p = xs_syscall6(SYS_mmap, 0, ARENA_SIZE, PROT_READ | PROT_WRITE,
+	long p = xs_syscall6(SYS_mmap, 0, size, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if ((unsigned long)p > -4096UL)
-		return (int)p;
-	xs_sys3(SYS_madvise, p, ARENA_SIZE, MADV_WIPEONFORK);
+		return NULL;
+	if (wipe_on_fork)
+		xs_sys3(SYS_madvise, p, size, MADV_WIPEONFORK);
+	return (void *)p;
+}
+
+int xs_counters_init(void)
+{
+	char *p = xs_map(ARENA_SIZE, true);
+	if (!p)
+		return -ENOMEM;
 	g_proc = (struct xs_process *)p;
-	g_slots = (char *)p + ARENA_HEADER_SIZE;
+	g_slots = p + ARENA_HEADER_SIZE;
 	if (xs_sys3(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
 		g_have_membarrier = true;
 	process_open((int)xs_sys0(SYS_getpid));
@@ -280,14 +289,19 @@ static uint64_t parse_u64(const char *s, const char **end)
 	return v;
 }
 
-void xs_usage_self_process(struct xs_usage *u)
+static void usage_of(int who, struct xs_usage *u)
 {
 	struct rusage ru;
 	memset(&ru, 0, sizeof(ru));
-	xs_sys2(SYS_getrusage, RUSAGE_SELF, &ru);
+	xs_sys2(SYS_getrusage, who, &ru);
 	u->minor_faults = (uint64_t)ru.ru_minflt;
 	u->major_faults = (uint64_t)ru.ru_majflt;
 	u->preemptions = (uint64_t)ru.ru_nivcsw;
+}
+
+void xs_usage_self_process(struct xs_usage *u)
+{
+	usage_of(RUSAGE_SELF, u);
 }
 
 static int g_task_dir = -1;	/* /proc/self/task of this process */
@@ -334,12 +348,7 @@ void xs_usage_thread(int tid, struct xs_usage *u, char comm[16])
 	if (comm)
 		memset(comm, 0, 16);
 	if (tid == 0) {
-		struct rusage ru;
-		memset(&ru, 0, sizeof(ru));
-		xs_sys2(SYS_getrusage, RUSAGE_THREAD, &ru);
-		u->minor_faults = (uint64_t)ru.ru_minflt;
-		u->major_faults = (uint64_t)ru.ru_majflt;
-		u->preemptions = (uint64_t)ru.ru_nivcsw;
+		usage_of(RUSAGE_THREAD, u);
 		if (comm)
 			xs_sys5(SYS_prctl, PR_GET_NAME, comm, 0, 0, 0);
 		return;

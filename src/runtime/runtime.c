@@ -425,6 +425,7 @@ static void read_config(void)
 	if (g_config.signal < 0 || g_config.signal > 64 || g_config.signal == SIGKILL ||
 	    g_config.signal == SIGSTOP || g_config.signal == SIGSYS)
 		g_config.signal = 0;
+	g_ctl_sig = g_config.signal;
 	v = getenv(ENV_PREFIX "PROFILE");
 	g_config.profile = !v || !*v || !strcmp(v, "off") ? XS_PROFILE_OFF
 			 : !strcmp(v, "fp")		  ? XS_PROFILE_FP

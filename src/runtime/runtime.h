@@ -136,6 +136,9 @@ static inline struct xs_thread *xs_self(void)
 void xs_spin_lock(volatile int *l);
 void xs_spin_unlock(volatile int *l);
 void xs_backoff(unsigned *spins);
+/* Private anonymous memory (reserved lazily); wipe_on_fork: a fork child
+ * gets it zeroed. NULL without memory. */
+void *xs_map(size_t size, bool wipe_on_fork);
 int xs_counters_init(void);
 struct xs_thread *xs_thread_alloc(enum xs_task_kind kind, int pid);
 void xs_thread_free(struct xs_thread *t);
@@ -293,6 +296,7 @@ bool xs_profile_close_window(char name[64], uint64_t *samples);
 
 /* ---- control.c: the service thread ---- */
 extern int g_ctl_sig;
+extern volatile int g_ctl_pending;
 extern volatile uint32_t g_ctl_epoch;
 const char *xs_control_signal_name(void);
 int xs_control_start(void);

@@ -67,7 +67,10 @@ static void signal_entry(int sig, siginfo_t *info, void *ctx);
 static struct ksigaction kernel_action(int sig, const struct ksigaction *prog)
 {
 	struct ksigaction k = { (void *)signal_entry, SA_SIGINFO | SA_RESTORER, (void *)xs_restorer, 0 };
-	if (prog->handler == SIG_IGN) {
+	if (sig == g_ctl_sig) {
+		/* the runtime's while the program leaves it default or ignored */
+		k.flags |= SA_RESTART;
+	} else if (prog->handler == SIG_IGN) {
 		/* a fault is fatal even when ignored; keep our fix-ups */
 		if (sig != SIGSEGV && sig != SIGBUS)
 			k.handler = SIG_IGN;
@@ -353,6 +356,11 @@ static void signal_entry(int sig, siginfo_t *info, void *ctx)
 		return;
 	}
 	struct xs_thread *t = xs_self();
+	if (sig == g_ctl_sig) {
+		g_ctl_pending = 1;	/* for the service thread (see control.c) */
+		errno = saved_errno;
+		return;
+	}
 	if (sig == XS_SAMPLE_SIG && (g_reserved_signals & XS_SIGBIT(XS_SAMPLE_SIG))) {
 		xs_profile_sample(t, uc);
 		errno = saved_errno;

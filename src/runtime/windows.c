@@ -51,15 +51,10 @@ int xs_windows_init(void)
 		g_json.len = g_text.len = g_unwritten.len = g_reclaimed.len = 0;
 		return 0;
 	}
-	long p = xs_syscall6(SYS_mmap, 0, size, PROT_READ | PROT_WRITE,
-			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if ((unsigned long)p > -4096UL)
-		return (int)p;
-	xs_sys3(SYS_madvise, p, size, MADV_WIPEONFORK);
-	g_slot_windows = (struct slot_window *)p;
-	p = xs_syscall6(SYS_mmap, 0, sizeof(struct xs_window), PROT_READ | PROT_WRITE,
-			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	g_window = (unsigned long)p > -4096UL ? NULL : (struct xs_window *)p;
+	g_slot_windows = xs_map(size, true);
+	if (!g_slot_windows)
+		return -ENOMEM;
+	g_window = xs_map(sizeof(struct xs_window), false);
 	g_json.len = g_text.len = 0;	/* a fork child's copies are its own */
 	return 0;
 }
@@ -127,11 +122,9 @@ struct xs_window *xs_window_collect(struct xs_thread *self, const char *reason, 
 	if (w && (!self || self->kind == XS_KIND_THREAD)) {
 		memset(w, 0, offsetof(struct xs_window, scratch));
 	} else {
-		long p = xs_syscall6(SYS_mmap, 0, sizeof(struct xs_window), PROT_READ | PROT_WRITE,
-				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if ((unsigned long)p > -4096UL)
+		w = xs_map(sizeof(struct xs_window), false);
+		if (!w)
 			return NULL;
-		w = (struct xs_window *)p;
 	}
 	bool whole_process = !self || self->kind == XS_KIND_THREAD;
 

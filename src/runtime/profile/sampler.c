@@ -395,18 +395,11 @@ int xs_profile_init(void)
 			xs_perf_abandon(&g_profile->file);
 		g_profile->open = false;
 	} else {
-		size_t size = (size_t)XS_MAX_THREADS * sizeof(struct ring);
-		long p = xs_syscall6(SYS_mmap, 0, size, PROT_READ | PROT_WRITE,
-				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if ((unsigned long)p > -4096UL)
-			return (int)p;
-		xs_sys3(SYS_madvise, p, size, MADV_WIPEONFORK);
-		long q = xs_syscall6(SYS_mmap, 0, sizeof(struct profile), PROT_READ | PROT_WRITE,
-				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if ((unsigned long)q > -4096UL)
-			return (int)q;
-		g_rings = (struct ring *)p;
-		g_profile = (struct profile *)q;
+		struct ring *rings = xs_map((size_t)XS_MAX_THREADS * sizeof(struct ring), true);
+		g_profile = xs_map(sizeof(struct profile), false);
+		if (!rings || !g_profile)
+			return -ENOMEM;
+		g_rings = rings;
 	}
 	g_period_ns = 1000000000u / g_config.frequency;
 	return 0;
