@@ -27,7 +27,6 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -84,10 +83,9 @@ void xs_control_give_up_signal(void)
 	static int warned;
 	if (!g_ctl_sig)
 		return;
-	uint64_t none = 0;
-	g_ctl_sig = 0;	/* the service thread's wait keeps it blocked from now on */
+	g_ctl_sig = 0;
 	__atomic_add_fetch(&g_ctl_epoch, 1, __ATOMIC_SEQ_CST);
-	(void)none;
+	xs_control_poke();	/* its next wait keeps the signal blocked */
 	char msg[256];
 	struct xs_buf b = { msg, 0, sizeof(msg), false, NULL };
 	xs_buf_add(&b, "exitscope: the program uses ");
@@ -292,8 +290,11 @@ int xs_control_start(void)
 
 /* The child half of the clone runs service_main on its own stack. */
 void xs_service_entry(void);
+int g_service_tid;
+
 void xs_service_entry(void)
 {
+	g_service_tid = (int)xs_sys0(SYS_gettid);
 	xs_sys2(SYS_arch_prctl, ARCH_SET_GS, &g_no_thread);
 	/* Boundaries should not wait behind the program's busy threads: ask
 	 * for the highest weight (needs CAP_SYS_NICE; otherwise it stays). */

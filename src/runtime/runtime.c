@@ -550,7 +550,7 @@ __attribute__((constructor)) static void xs_start(void)
 	}
 	struct xs_thread *t = xs_thread_alloc(XS_KIND_THREAD, g_proc->pid);
 	if (t) {
-		/* the control signal waits for the service thread's signalfd;
+		/* the control signal waits for the service thread's ppoll;
 		 * threads and fork children inherit the mask */
 		g_ctl_sig = g_config.signal;
 		xs_sig_ctl_block(t);

@@ -297,6 +297,7 @@ bool xs_profile_close_window(char name[64], uint64_t *samples);
 /* ---- control.c: the service thread ---- */
 extern int g_ctl_sig;
 extern volatile int g_ctl_pending;
+extern int g_service_tid;
 extern volatile uint32_t g_ctl_epoch;
 const char *xs_control_signal_name(void);
 int xs_control_start(void);

@@ -361,6 +361,13 @@ static void signal_entry(int sig, siginfo_t *info, void *ctx)
 		errno = saved_errno;
 		return;
 	}
+	if (!t && g_service_tid && xs_sys0(SYS_gettid) == g_service_tid) {
+		/* a signal that is the program's now reached the service thread
+		 * in its wait before it blocked it again: pass it on */
+		xs_sys3(SYS_rt_sigqueueinfo, xs_sys0(SYS_getpid), sig, info);
+		errno = saved_errno;
+		return;
+	}
 	if (sig == XS_SAMPLE_SIG && (g_reserved_signals & XS_SIGBIT(XS_SAMPLE_SIG))) {
 		xs_profile_sample(t, uc);
 		errno = saved_errno;
