@@ -9,7 +9,8 @@ XS_BUILD=${XS_BUILD:-$XS_ROOT/build}
 XS=$XS_BUILD/exitscope
 T=$XS_BUILD/targets
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/xs-test.XXXXXX")
-trap 'rm -rf "$SCRATCH"' EXIT
+# XS_KEEP_SCRATCH=1 keeps the scratch directory for a look after a failure
+trap '[ -n "${XS_KEEP_SCRATCH:-}" ] || rm -rf "$SCRATCH"' EXIT
 
 ok()   { echo "ok - $1"; }
 fail() { echo "not ok - $1"; shift; for l in "$@"; do printf '    %s\n' "$l"; done; }

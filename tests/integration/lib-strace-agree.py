@@ -197,6 +197,10 @@ def parse_images(path):
             r = RESUMED.match(rest)
             if r:
                 name, entry = r.group(1), pending.pop(tid, None)
+                if entry is not None:
+                    # another process's line came in between: join the halves,
+                    # so that the result (an mmap's address) is read as one
+                    entry[3] = entry[3] + " " + rest
             else:
                 c = CALL.match(rest)
                 if not c:

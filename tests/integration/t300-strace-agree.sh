@@ -152,6 +152,19 @@ for w in "${workloads[@]}"; do
       "exitscope stderr: $(head -c 500 "$dir/exitscope/stderr.out")"
   fi
 
+  # The two strace runs only say what the program does natively (a) and
+  # where each image's loader work ends (c); when strace interleaves a vfork
+  # parent with its child, reading a trace can come out wrong (seen about
+  # once in ten runs of sh-vfork-exec). exitscope's own counts (b) are not
+  # re-run: a disagreement that persists over three fresh traces is real.
+  for attempt in 1 2 3; do
+    python3 "$AGREE" check "$name" "$dir" >"$dir/check.out" 2>&1 && break
+    [ "$attempt" = 3 ] && break
+    echo "# $name: tracing again (attempt $((attempt + 1)))"
+    rm -rf "$dir/native" "$dir/traced" "$dir/records-traced"
+    run_mode "$dir" native "$stdin" "${cmd[@]}"
+    run_mode "$dir" traced "$stdin" "${cmd[@]}"
+  done
   python3 "$AGREE" check "$name" "$dir" >"$dir/check.out" 2>&1
   report "t300 $name: per-call counts agree with strace" $? "$dir/check.out"
 done
