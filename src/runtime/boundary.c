@@ -213,6 +213,7 @@ void xs_sigsys_handler(int sig, siginfo_t *info, void *ctx)
 	}
 	if (XS_UNLIKELY(t->ctl_epoch != g_ctl_epoch))
 		xs_sig_ctl_resync(t, uc);
+	xs_sig_allow_faults(uc);
 	/* /dev/exitscope: the runtime's file; its traffic is not counted */
 	if (XS_UNLIKELY(xs_fd_watched(a[0])) && (xs_fd_first_arg(nr) || nr == SYS_close) &&
 	    xs_devfile_owns(a[0])) {

@@ -216,6 +216,7 @@ long xs_sig_action(struct xs_thread *t, long sig, const void *act, void *oact, l
 long xs_sig_procmask(struct xs_thread *t, long how, const void *set, void *oset, long size,
 		     ucontext_t *uc);
 uint64_t xs_sig_program_view(struct xs_thread *t, uint64_t kernel_mask);
+void xs_sig_allow_faults(const ucontext_t *uc);
 void xs_sig_ctl_resync(struct xs_thread *t, ucontext_t *uc);
 void xs_sig_check_wait(const void *user_set);
 /* Block the control signal in the calling thread (start-up). */

@@ -187,40 +187,34 @@ long xs_sig_sanitize_mask(const void *user, long size, uint64_t *copy)
 long xs_sig_procmask(struct xs_thread *t, long how, const void *set, void *oset, long size,
 		     ucontext_t *uc)
 {
-	uint64_t copy, old;
+	uint64_t copy = 0, program;
 	bool view = t->ctl_view_blocked;
 	if (size != 8)
 		return -EINVAL;
+	if (how != SIG_BLOCK && how != SIG_UNBLOCK && how != SIG_SETMASK && set)
+		return -EINVAL;
+	/* The program's mask is the saved context's: the handler's own mask
+	 * differs (the sampler's signal held, faults let through). */
+	memcpy(&program, &uc->uc_sigmask, 8);
+	uint64_t old = program;
 	if (set) {
 		if (xs_copy_user(&copy, set, 8) < 0)
 			return -EFAULT;
-		/* inside the handler the sampler's signal stays blocked */
-		uint64_t held = RESERVED_SIGNALS & ~XS_SIGBIT(SIGSYS);
-		copy &= ~RESERVED_SIGNALS;
-		copy = how == SIG_UNBLOCK ? copy : copy | held;
+		copy &= ~(RESERVED_SIGNALS | XS_SIGBIT(SIGKILL) | XS_SIGBIT(SIGSTOP));
 		if (g_ctl_sig) {
 			uint64_t bit = XS_SIGBIT(g_ctl_sig);
 			if (how == SIG_SETMASK)
 				view = copy & bit;
 			else if (how == SIG_BLOCK)
 				view |= !!(copy & bit);
-			else if (how == SIG_UNBLOCK && (copy & bit))
+			else if (copy & bit)
 				view = false;
-			if (how == SIG_UNBLOCK)
-				copy &= ~bit;
-			else
-				copy |= bit;
+			copy &= ~bit;
 		}
-	}
-	long r = xs_sys4(SYS_rt_sigprocmask, how, set ? &copy : NULL, &old, 8);
-	if (r < 0)
-		return r;
-	old &= ~RESERVED_SIGNALS;
-	if (set) {
-		uint64_t cur = 0;
-		xs_sys4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &cur, 8);
-		cur &= ~RESERVED_SIGNALS;	/* the handler's own mask holds the sampler's */
-		memcpy(&uc->uc_sigmask, &cur, 8);
+		program = how == SIG_SETMASK ? copy : how == SIG_BLOCK ? program | copy : program & ~copy;
+		if (g_ctl_sig)
+			program |= XS_SIGBIT(g_ctl_sig);	/* the runtime's, kept blocked */
+		memcpy(&uc->uc_sigmask, &program, 8);
 	}
 	if (g_ctl_sig) {
 		old = t->ctl_view_blocked ? old | XS_SIGBIT(g_ctl_sig) : old & ~XS_SIGBIT(g_ctl_sig);
@@ -229,6 +223,17 @@ long xs_sig_procmask(struct xs_thread *t, long how, const void *set, void *oset,
 	if (oset && xs_copy_user(oset, &old, 8) < 0)
 		return -EFAULT;
 	return 0;
+}
+
+/* Faults inside the runtime (xs_copy_user's fix-ups) need SIGSEGV and
+ * SIGBUS deliverable even where the program blocks them: a blocked fault
+ * is fatal. The saved context keeps the program's mask. */
+void xs_sig_allow_faults(const ucontext_t *uc)
+{
+	uint64_t faults = XS_SIGBIT(SIGSEGV) | XS_SIGBIT(SIGBUS), mask;
+	memcpy(&mask, &uc->uc_sigmask, 8);
+	if (XS_UNLIKELY(mask & faults))
+		xs_sys4(SYS_rt_sigprocmask, SIG_UNBLOCK, &faults, NULL, 8);
 }
 
 /* The mask as the program believes it is, from the kernel's. */
@@ -369,6 +374,7 @@ static void signal_entry(int sig, siginfo_t *info, void *ctx)
 		return;
 	}
 	if (sig == XS_SAMPLE_SIG && (g_reserved_signals & XS_SIGBIT(XS_SAMPLE_SIG))) {
+		xs_sig_allow_faults(uc);
 		xs_profile_sample(t, uc);
 		errno = saved_errno;
 		return;
