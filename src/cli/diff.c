@@ -366,25 +366,8 @@ static void json_record(struct xs_buf *out, const struct selection *sel, const s
 {
 	xs_buf_add(out, "{\"file\": ");
 	xs_buf_json_str(out, sel->path);
-	xs_buf_add(out, ", \"line\": ");
-	xs_buf_u64(out, r->line, 0);
-	xs_buf_add(out, ", \"pid\": ");
-	xs_buf_u64(out, r->pid, 0);
-	xs_buf_add(out, ", \"seq\": ");
-	xs_buf_u64(out, r->seq, 0);
-	xs_buf_add(out, ", \"reason\": ");
-	xs_buf_json_str(out, r->reason);
-	xs_buf_add(out, ", \"label\": ");
-	if (r->label)
-		xs_buf_json_str(out, r->label);
-	else
-		xs_buf_add(out, "null");
-	xs_buf_add(out, ", \"start_ns\": ");
-	xs_buf_u64(out, r->start_ns, 0);
-	xs_buf_add(out, ", \"end_ns\": ");
-	xs_buf_u64(out, r->end_ns, 0);
-	xs_buf_add(out, ", \"duration_ns\": ");
-	xs_buf_u64(out, xs_record_duration_ns(r), 0);
+	xs_buf_add(out, ", ");
+	xs_record_json_fields(out, r);
 	xs_buf_addc(out, '}');
 }
 

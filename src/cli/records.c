@@ -340,3 +340,26 @@ void xs_cli_json_ratio(struct xs_buf *b, uint64_t a, uint64_t bv)
 	snprintf(tmp, sizeof(tmp), "%.3f", (double)bv / (double)a);
 	xs_buf_add(b, tmp);
 }
+
+void xs_record_json_fields(struct xs_buf *out, const struct xs_record *r)
+{
+	xs_buf_add(out, "\"line\": ");
+	xs_buf_u64(out, r->line, 0);
+	xs_buf_add(out, ", \"pid\": ");
+	xs_buf_u64(out, r->pid, 0);
+	xs_buf_add(out, ", \"seq\": ");
+	xs_buf_u64(out, r->seq, 0);
+	xs_buf_add(out, ", \"reason\": ");
+	xs_buf_json_str(out, r->reason);
+	xs_buf_add(out, ", \"label\": ");
+	if (r->label)
+		xs_buf_json_str(out, r->label);
+	else
+		xs_buf_add(out, "null");
+	xs_buf_add(out, ", \"start_ns\": ");
+	xs_buf_u64(out, r->start_ns, 0);
+	xs_buf_add(out, ", \"end_ns\": ");
+	xs_buf_u64(out, r->end_ns, 0);
+	xs_buf_add(out, ", \"duration_ns\": ");
+	xs_buf_u64(out, xs_record_duration_ns(r), 0);
+}

@@ -87,6 +87,10 @@ void xs_record_release(struct xs_record *rec);
 /* end_ns - start_ns, or 0 when the clock went backwards. */
 uint64_t xs_record_duration_ns(const struct xs_record *rec);
 
+/* The record's identity as JSON fields, from "line" to "duration_ns"
+ * (no braces), as diff and report print it. */
+void xs_record_json_fields(struct xs_buf *out, const struct xs_record *r);
+
 /* Indexes into c->sys of its top count syscalls by calls (ties: more
  * time first, then by name); returns how many were stored. */
 size_t xs_rec_top_syscalls(const struct xs_rec_counters *c, size_t *idx, size_t count);

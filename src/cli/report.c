@@ -174,25 +174,8 @@ static void json_window(struct report *rp, const struct xs_record *rec)
 	} else {
 		xs_buf_add(out, ", ");
 	}
-	xs_buf_add(out, "{\"line\": ");
-	xs_buf_u64(out, rec->line, 0);
-	xs_buf_add(out, ", \"pid\": ");
-	xs_buf_u64(out, rec->pid, 0);
-	xs_buf_add(out, ", \"seq\": ");
-	xs_buf_u64(out, rec->seq, 0);
-	xs_buf_add(out, ", \"reason\": ");
-	xs_buf_json_str(out, rec->reason);
-	xs_buf_add(out, ", \"label\": ");
-	if (rec->label)
-		xs_buf_json_str(out, rec->label);
-	else
-		xs_buf_add(out, "null");
-	xs_buf_add(out, ", \"start_ns\": ");
-	xs_buf_u64(out, rec->start_ns, 0);
-	xs_buf_add(out, ", \"end_ns\": ");
-	xs_buf_u64(out, rec->end_ns, 0);
-	xs_buf_add(out, ", \"duration_ns\": ");
-	xs_buf_u64(out, xs_record_duration_ns(rec), 0);
+	xs_buf_addc(out, '{');
+	xs_record_json_fields(out, rec);
 	json_counts(out, &rec->window);
 	xs_buf_addc(out, '}');
 }
