@@ -16,6 +16,17 @@
 #    runs.
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
+
+# The other-user checks run programs as nobody, who may not be able to reach
+# the build tree (a clone in a mode-700 directory): copies in a directory
+# everyone can read, laid out as the build is (exitscope finds lib/ beside it).
+shared=$(mktemp -d "${TMPDIR:-/tmp}/xs-t120.XXXXXX")
+trap 'rm -rf "$SCRATCH" "$shared"' EXIT
+chmod 755 "$shared"; mkdir -p "$shared/bin/lib"
+cp "$XS" "$shared/bin/exitscope"; cp "$XS_BUILD/lib/libexitscope.so" "$shared/bin/lib/"
+cp "$T/tw_idle" "$shared/bin/"; chmod -R a+rX "$shared/bin"
+XS_NOBODY=$shared/bin/exitscope
+T_NOBODY=$shared/bin
 ulimit -c 0
 
 # expect_val NAME EXPECTED ACTUAL: expect_eq, but a missing value fails.
@@ -253,8 +264,8 @@ EOF
   expect_val "$name: unknown command writes no record" 2 "$(recs "$file" length)"
 
   # another user is refused
-  if setpriv --reuid=nobody --regid=nogroup --clear-groups test -x "$XS"; then
-    setpriv --reuid=nobody --regid=nogroup --clear-groups "$XS" dump "$pid" intruder >"$dir.nobody" 2>&1
+  if setpriv --reuid=nobody --regid=nogroup --clear-groups test -x "$XS_NOBODY"; then
+    setpriv --reuid=nobody --regid=nogroup --clear-groups "$XS_NOBODY" dump "$pid" intruder >"$dir.nobody" 2>&1
     st=$?
     check "$name: a peer of another user is refused (status $st)" test "$st" -ne 0
     if grep -q 'permission denied' "$dir.nobody"; then ok "$name: ... with 'permission denied'"
@@ -262,7 +273,7 @@ EOF
     sleep 0.2
     expect_val "$name: ... and no record" 2 "$(recs "$file" length)"
   else
-    fail "$name: nobody can run $XS (needed for the other-user check)"
+    fail "$name: nobody can run $XS_NOBODY (needed for the other-user check)"
   fi
 
   "$XS" dump "$pid" after >/dev/null 2>&1
@@ -362,15 +373,13 @@ refused "bad-outdir-not-a-dir" 124 "$SCRATCH/ran2" \
 refused "bad-log-dir-missing" 124 "$SCRATCH/ran3" \
   "$XS" run -o "$SCRATCH" --log "$SCRATCH/no/such/log" -- "$T/tw_idle" touch "$SCRATCH/ran3"
 # unwritable: run as nobody, -o a directory of root's (mode 755)
-shared=$(mktemp -d "${TMPDIR:-/tmp}/xs-t120.XXXXXX")
-trap 'rm -rf "$SCRATCH" "$shared"' EXIT
-chmod 755 "$shared"; mkdir -m 755 "$shared/ro"; mkdir -m 777 "$shared/rw"
-if setpriv --reuid=nobody --regid=nogroup --clear-groups test -x "$XS" -a -x "$T/tw_idle"; then
+mkdir -m 755 "$shared/ro"; mkdir -m 777 "$shared/rw"
+if setpriv --reuid=nobody --regid=nogroup --clear-groups test -x "$XS_NOBODY" -a -x "$T_NOBODY/tw_idle"; then
   refused "bad-outdir-unwritable" 124 "$shared/rw/ran" \
-    setpriv --reuid=nobody --regid=nogroup --clear-groups "$XS" run -o "$shared/ro" -- "$T/tw_idle" touch "$shared/rw/ran"
-  setpriv --reuid=nobody --regid=nogroup --clear-groups "$XS" run -o "$shared/rw" -- "$T/tw_idle" touch "$shared/rw/ran" \
+    setpriv --reuid=nobody --regid=nogroup --clear-groups "$XS_NOBODY" run -o "$shared/ro" -- "$T_NOBODY/tw_idle" touch "$shared/rw/ran"
+  setpriv --reuid=nobody --regid=nogroup --clear-groups "$XS_NOBODY" run -o "$shared/rw" -- "$T_NOBODY/tw_idle" touch "$shared/rw/ran" \
     >/dev/null 2>&1
   expect_val "bad-outdir-unwritable: control: a writable dir works for nobody" 0 "$?"
 else
-  fail "bad-outdir-unwritable: nobody can run $XS and $T/tw_idle"
+  fail "bad-outdir-unwritable: nobody can run $XS_NOBODY and $T_NOBODY/tw_idle"
 fi
