@@ -25,3 +25,13 @@ expect_eq() {
 
 # last_record DIR PID: the last JSON record written for PID in DIR.
 last_record() { tail -n 1 "$1/exitscope-$2.jsonl"; }
+
+# wait_for FILE PATTERN [SECONDS]: until FILE has a line matching PATTERN.
+wait_for() {
+  local i
+  for ((i = 0; i < ${3:-10} * 50; i++)); do
+    grep -q -- "$2" "$1" 2>/dev/null && return 0
+    sleep 0.02
+  done
+  return 1
+}

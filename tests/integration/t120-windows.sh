@@ -88,16 +88,6 @@ check_sums() {
   if [ -z "$out" ]; then ok "$1"; else mapfile -t lines < <(head -n 20 <<<"$out"); fail "$1" "${lines[@]}"; fi
 }
 
-# wait_for FILE PATTERN [SECONDS]: until FILE has a line matching PATTERN.
-wait_for() {
-  local i
-  for ((i = 0; i < ${3:-10} * 50; i++)); do
-    grep -q -- "$2" "$1" 2>/dev/null && return 0
-    sleep 0.02
-  done
-  return 1
-}
-
 # wait_records FILE JQ_COND COUNT [SECONDS]: until FILE has COUNT records
 # matching JQ_COND.
 wait_records() {

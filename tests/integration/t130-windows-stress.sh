@@ -23,14 +23,6 @@ expect_val() {
   else expect_eq "$@"; fi
 }
 recs() { [ -n "$1" ] && [ -s "$1" ] && jq -sc "$2" "$1" 2>/dev/null; }
-wait_for() {
-  local i
-  for ((i = 0; i < ${3:-10} * 50; i++)); do
-    grep -q -- "$2" "$1" 2>/dev/null && return 0
-    sleep 0.02
-  done
-  return 1
-}
 # reap PID SECONDS: wait for PID at most SECONDS (then SIGKILL and fail);
 # sets status and elapsed (ms).
 reap() {
