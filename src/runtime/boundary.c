@@ -80,7 +80,7 @@ static long masked_wait(long nr, long *a, int mask_arg)
 		}
 		return xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], (long)&copy);
 	}
-	long size = nr == SYS_rt_sigsuspend ? a[1] : a[mask_arg + 1];
+	long size = a[mask_arg + 1];	/* the sigset size follows the mask */
 	if (!a[mask_arg])
 		return xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	long r = xs_sig_sanitize_mask((void *)a[mask_arg], size, &mask);
@@ -230,9 +230,6 @@ void xs_sigsys_handler(int sig, siginfo_t *info, void *ctx)
 	long slot = (unsigned long)nr < XS_NR_SYSCALLS ? nr : XS_NR_OTHER;
 	uint64_t t0;
 	long ret = 0;
-	/* a sample taken while the call is in the runtime goes to its caller */
-	ucontext_t *outer_uc = t->trap_uc;
-	t->trap_uc = uc;
 	count_exit(t, slot, &t0);
 	switch (run_call(t, nr, a, uc, t0, &ret)) {
 	case XS_RETURNED:
@@ -245,8 +242,5 @@ void xs_sigsys_handler(int sig, siginfo_t *info, void *ctx)
 	case XS_ELSEWHERE:
 		break;
 	}
-	t = xs_self();	/* a fork child has a new block */
-	if (t)
-		t->trap_uc = outer_uc;
 	errno = saved_errno;
 }

@@ -65,18 +65,6 @@ const char *xs_control_signal_name(void)
 	return name;
 }
 
-/* A descriptor of the runtime's own, high and close-on-exec. */
-static int runtime_fd(long fd)
-{
-	if (fd < 0)
-		return (int)fd;
-	long high = xs_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, xs_high_fd_base());
-	xs_sys1(SYS_close, fd);
-	if (high >= 0)
-		xs_runtime_fd_add((int)high);
-	return (int)high;
-}
-
 /* The program took the control signal for itself. */
 void xs_control_give_up_signal(void)
 {
@@ -96,11 +84,6 @@ void xs_control_give_up_signal(void)
 	xs_warn_once(&warned, msg);
 }
 
-static void reply(int fd, const char *data, size_t len)
-{
-	xs_write_all(fd, data, len);
-}
-
 /* One request on the control socket: "dump [LABEL]\n" or "reset\n". */
 static void serve_connection(int fd)
 {
@@ -112,7 +95,7 @@ static void serve_connection(int fd)
 	if (xs_sys5(SYS_getsockopt, fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
 	    (cred.uid != (uid_t)xs_sys0(SYS_geteuid) && cred.uid != 0)) {
 		static const char no[] = "error: permission denied: not the same user\n";
-		reply(fd, no, sizeof(no) - 1);
+		xs_write_all(fd, no, sizeof(no) - 1);
 		return;
 	}
 	/* read one line, giving the client a second */
@@ -145,7 +128,7 @@ static void serve_connection(int fd)
 		xs_buf_u64(&out, (uint64_t)r, 0);
 		xs_buf_addc(&out, '\n');
 	}
-	reply(fd, out.data, out.len);
+	xs_write_all(fd, out.data, out.len);
 	xs_buf_mmap_free(&out);
 }
 
@@ -252,7 +235,7 @@ int xs_control_start(void)
 		xs_buf_u64(&b, (uint64_t)g_proc->pid, 0);
 		socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + b.len);
 		if (xs_sys3(SYS_bind, s, &addr, len) == 0 && xs_sys2(SYS_listen, s, 16) == 0) {
-			g_sockfd = runtime_fd(s);
+			g_sockfd = xs_runtime_fd_adopt(s);
 		} else {
 			static int warned;
 			xs_sys1(SYS_close, s);
@@ -267,9 +250,9 @@ int xs_control_start(void)
 		its.it_interval.tv_nsec = (long)(g_config.interval_ms % 1000) * 1000000;
 		its.it_value = its.it_interval;
 		if (t >= 0 && xs_sys4(SYS_timerfd_settime, t, 0, &its, NULL) == 0)
-			g_timerfd = runtime_fd(t);
+			g_timerfd = xs_runtime_fd_adopt(t);
 	}
-	g_eventfd = runtime_fd(xs_sys2(SYS_eventfd2, 0, EFD_CLOEXEC | EFD_NONBLOCK));
+	g_eventfd = xs_runtime_fd_adopt(xs_sys2(SYS_eventfd2, 0, EFD_CLOEXEC | EFD_NONBLOCK));
 
 	/* the first window's profile, before any program code can exit */
 	xs_window_lock();

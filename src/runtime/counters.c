@@ -309,15 +309,8 @@ static int g_task_dir = -1;	/* /proc/self/task of this process */
 /* Open /proc/self/task for this process (start-up, fork children). */
 void xs_usage_init(void)
 {
-	long fd = xs_sys4(SYS_openat, AT_FDCWD, "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-	if (fd >= 0) {
-		long high = xs_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, xs_high_fd_base());
-		xs_sys1(SYS_close, fd);
-		fd = high;
-	}
-	g_task_dir = (int)fd;
-	if (fd >= 0)
-		xs_runtime_fd_add((int)fd);
+	g_task_dir = xs_runtime_fd_adopt(
+		xs_sys4(SYS_openat, AT_FDCWD, "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0));
 }
 
 static long read_task_file(int tid, const char *name, char *buf, size_t size)

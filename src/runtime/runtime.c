@@ -166,6 +166,17 @@ bool xs_is_runtime_fd(long fd)
 	return false;
 }
 
+int xs_runtime_fd_adopt(long fd)
+{
+	if (fd < 0)
+		return (int)fd;
+	long high = xs_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, xs_high_fd_base());
+	xs_sys1(SYS_close, fd);
+	if (high >= 0)
+		xs_runtime_fd_add((int)high);
+	return (int)high;
+}
+
 void xs_runtime_fd_add(int fd)
 {
 	if (g_runtime_fd_count < 8)

@@ -83,7 +83,6 @@ struct xs_thread {
 	unsigned long program_gs;	/* what the program set with ARCH_SET_GS */
 	uint32_t gen;			/* which thread holds the slot: see windows.c */
 	uint32_t ctl_epoch;		/* g_ctl_epoch this thread's mask follows */
-	ucontext_t *trap_uc;		/* the program's context while a call is trapped */
 	volatile uint32_t ring_busy;	/* writing to its sample ring */
 	int timer;			/* sampling timer id + 1, or 0 */
 	uint64_t start_ns;		/* CLOCK_MONOTONIC at start (COMM time) */
@@ -108,7 +107,6 @@ struct xs_process {
 	uint32_t slots_used;		/* high-water mark of slots */
 	uint32_t live;			/* live threads of this process */
 	uint32_t seq;			/* number of the open window */
-	uint32_t retired_threads;
 	uint32_t gen;			/* slot generations handed out */
 	volatile uint32_t dead;		/* dead slots not reclaimed yet */
 	volatile int window_lock;	/* the boundaries: see windows.c */
@@ -363,6 +361,9 @@ static inline bool xs_fd_watched(long fd)
 void xs_fd_watch(int fd, bool on);
 bool xs_is_runtime_fd(long fd);
 void xs_runtime_fd_add(int fd);
+/* Move fd high, close-on-exec, and make it the runtime's (hidden from the
+ * program); the new descriptor or a negative errno. */
+int xs_runtime_fd_adopt(long fd);
 void xs_runtime_fd_forget(int fd);
 void xs_runtime_fds_reset(void);
 long xs_fd_close(long fd);

@@ -334,18 +334,11 @@ static void deliver(struct xs_thread *t, int sig, siginfo_t *info, ucontext_t *u
 		xs_sys4(SYS_rt_sigaction, sig, &k, NULL, 8);
 		unlock_actions(&m);
 	}
-	/* the program's handler is the program's code, not the runtime's */
-	ucontext_t *trap_uc = t ? t->trap_uc : NULL;
-	if (t)
-		t->trap_uc = NULL;
 	if (act.flags & SA_SIGINFO)
 		((void (*)(int, siginfo_t *, void *))act.handler)(sig, info, uc);
 	else
 		((void (*)(int))act.handler)(sig);
-	t = xs_self();	/* a fork child has a new block */
-	if (t)
-		t->trap_uc = trap_uc;
-	count_sigreturn(t);
+	count_sigreturn(xs_self());	/* a fork child has a new block */
 }
 
 static void signal_entry(int sig, siginfo_t *info, void *ctx)

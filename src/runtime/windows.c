@@ -242,7 +242,6 @@ static void retire_slot(uint32_t i, bool in_window)
 		sw->snap = *total;
 	}
 	xs_counters_add(&g_proc->retired, &sw->snap);
-	g_proc->retired_threads++;
 	sigset_t old;
 	xs_registry_lock(&old);
 	t->state = XS_SLOT_FREE;

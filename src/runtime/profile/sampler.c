@@ -8,9 +8,9 @@
  * and cannot block) at that thread. The handler, async-signal-safe, copies
  * the program's context into the thread's own ring: the instruction
  * pointer and a frame-pointer walk (fp), or the registers and a copy of
- * the stack (dwarf). A sample that lands while the thread is inside the
- * runtime (a trapped system call) is charged to the program's call site:
- * the context saved when the call trapped.
+ * the stack (dwarf). The signal is in the SIGSYS handler's mask, so a
+ * sample that falls while the runtime runs a trapped call waits and lands
+ * at the program's call site when the call returns.
  *
  * Ownership: a ring has one producer (its thread; a sample that would
  * nest inside another write to the same ring is counted lost) and one
@@ -124,8 +124,7 @@ void xs_profile_sample(struct xs_thread *t, ucontext_t *uc)
 	if (!t || !g_rings || t->ring_busy)
 		return;
 	struct ring *r = ring_of(t);
-	const ucontext_t *pc = t->trap_uc ? t->trap_uc : uc;
-	const greg_t *g = pc->uc_mcontext.gregs;
+	const greg_t *g = uc->uc_mcontext.gregs;	/* the program's: see the top of the file */
 	t->ring_busy = 1;
 	uint32_t size = sizeof(struct ring_rec);
 	if (g_config.profile == XS_PROFILE_FP)
@@ -165,7 +164,7 @@ void xs_profile_sample(struct xs_thread *t, ucontext_t *uc)
 		size += rec->ncallers * 8u;
 	} else if (g_config.profile == XS_PROFILE_DWARF) {
 		uint64_t *regs = (uint64_t *)(rec + 1);
-		xs_perf_regs_from_ucontext(pc, regs);
+		xs_perf_regs_from_ucontext(uc, regs);
 		rec->stack_size = copy_stack(regs + XS_PERF_REG_COUNT, (uint64_t)g[REG_RSP], XS_PROFILE_STACK);
 		size += XS_PERF_REG_COUNT * 8 + ((rec->stack_size + 7) & ~7u);
 	}
