@@ -30,6 +30,7 @@ CLI_OBJ     := $(patsubst %,$(O)/cli/%.o,$(CLI_SRC) $(COMMON_SRC))
 TARGETS     := $(patsubst tests/targets/%.c,$(O)/targets/%,$(TARGET_SRC))
 UNITS       := $(patsubst tests/unit/%.c,$(O)/unit/%,$(UNIT_SRC))
 GEN         := $(O)/gen/syscall_table.h
+ASSETS      := $(wildcard src/cli/assets/*)
 
 all: $(O)/exitscope $(O)/lib/libexitscope.so $(O)/demo/demo $(TARGETS) $(UNITS)
 
@@ -37,13 +38,17 @@ $(GEN): scripts/gen-syscall-table.sh
 	@mkdir -p $(dir $@)
 	sh scripts/gen-syscall-table.sh > $@.tmp && mv $@.tmp $@
 
+$(O)/gen/assets.h: scripts/embed-assets.sh $(ASSETS)
+	@mkdir -p $(dir $@)
+	sh scripts/embed-assets.sh $(ASSETS) > $@.tmp && mv $@.tmp $@
+
 $(O)/rt/%.c.o: %.c $(GEN)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(RT_CFLAGS) -DXS_RUNTIME -c $< -o $@
 $(O)/rt/%.S.o: %.S
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(RT_CFLAGS) -DXS_RUNTIME -c $< -o $@
-$(O)/cli/%.c.o: %.c $(GEN)
+$(O)/cli/%.c.o: %.c $(GEN) $(O)/gen/assets.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -52,7 +57,7 @@ $(O)/lib/libexitscope.so: $(RUNTIME_OBJ) src/runtime/exports.map
 	$(CC) $(RT_LDFLAGS) -o $@ $(RUNTIME_OBJ) -nostartfiles
 
 $(O)/exitscope: $(CLI_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) -lm
 
 # Test targets: small programs that do one thing each. Built with frame
 # pointers so later profiler tests can use them too.

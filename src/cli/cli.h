@@ -24,6 +24,7 @@ int cmd_dump(int argc, char **argv);
 int cmd_reset(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_flame(int argc, char **argv);
 
 /* Print "exitscope: MSG" to stderr. */
 void xs_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -16,7 +16,8 @@ static const struct command {
 	{ "dump", cmd_dump, "dump PID [LABEL]                     close a window in process PID and print it" },
 	{ "reset", cmd_reset, "reset PID                            close a window silently (a new one starts)" },
 	{ "diff", cmd_diff, "diff [--total] [--json] A B          compare two records (FILE.jsonl[:SEQ])" },
-	{ "report", cmd_report, "report [--json] FILE.jsonl           table of all windows of a run" },
+	{ "report", cmd_report, "report [--json|--html] FILE.jsonl    table of all windows of a run" },
+	{ "flame", cmd_flame, "flame [--diff BASE] FILE.data        flame graph (SVG) of a window's profile" },
 };
 
 void xs_error(const char *fmt, ...)

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include "cli/cli.h"
 #include "cli/records.h"
@@ -248,6 +249,36 @@ int xs_cli_buf_flush(struct xs_buf *b, FILE *out)
 	bool short_write = n != b->len;
 	b->len = 0;
 	return short_write ? -EIO : 0;
+}
+
+int xs_cli_write_output(const char *path, struct xs_buf *b)
+{
+	if (b->failed) {
+		xs_error("out of memory while building '%s'", path);
+		return XS_EXIT_DATA;
+	}
+	if (!strcmp(path, "-")) {
+		if (xs_cli_buf_flush(b, stdout) < 0) {
+			xs_error("cannot write to standard output: %s", strerror(errno ? errno : EIO));
+			return XS_EXIT_DATA;
+		}
+		return xs_cli_finish_stdout();
+	}
+	FILE *out = fopen(path, "we");
+	if (!out) {
+		xs_error("cannot create '%s': %s", path, strerror(errno));
+		return XS_EXIT_DATA;
+	}
+	errno = 0;
+	int err = xs_cli_buf_flush(b, out);
+	if (fclose(out) != 0 && !err)
+		err = -errno;
+	if (err < 0) {
+		xs_error("cannot write '%s': %s; removed the partial file", path, strerror(errno ? errno : EIO));
+		unlink(path);
+		return XS_EXIT_DATA;
+	}
+	return XS_EXIT_OK;
 }
 
 int xs_cli_finish_stdout(void)

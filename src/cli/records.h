@@ -105,6 +105,11 @@ void xs_cli_buf_release(struct xs_buf *b);
  * memory earlier, or -EIO when writing failed. */
 int xs_cli_buf_flush(struct xs_buf *b, FILE *out);
 
+/* Write b to the file path ("-": standard output), replacing it; on an
+ * error says why on stderr, removes the partial file and returns
+ * XS_EXIT_DATA, else XS_EXIT_OK. */
+int xs_cli_write_output(const char *path, struct xs_buf *b);
+
 /* Flush stdout and check it; XS_EXIT_OK, or prints why and returns
  * XS_EXIT_DATA. */
 int xs_cli_finish_stdout(void);
