@@ -62,6 +62,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "cli/cli.h"
+#include "cli/diff.h"
 #include "cli/records.h"
 
 static const char g_diff_usage[] =
@@ -276,11 +277,11 @@ static struct sys_row *compare_syscalls(const struct xs_rec_counters *a, const s
 	return rows;
 }
 
-static void text_header(struct xs_buf *out, char which, const struct selection *sel, const struct xs_record *r)
+static void text_header(struct xs_buf *out, char which, const char *path, const struct xs_record *r)
 {
 	xs_buf_addc(out, which);
 	xs_buf_add(out, ": ");
-	xs_cli_text(out, sel->path, 0);
+	xs_cli_text(out, path, 0);
 	xs_buf_add(out, " line ");
 	xs_buf_u64(out, r->line, 0);
 	xs_buf_add(out, ": pid ");
@@ -335,22 +336,25 @@ static void text_row(struct xs_buf *out, const char *name, const char *metric, u
 	xs_buf_addc(out, '\n');
 }
 
-static void print_text(struct xs_buf *out, const char *which, const struct selection *sa,
-		       const struct xs_record *ra, const struct selection *sb, const struct xs_record *rb,
-		       const struct xs_rec_counters *a, const struct xs_rec_counters *b,
-		       const struct sys_row *rows, size_t count)
+int xs_diff_print_text(struct xs_buf *out, bool total, const char *path_a, const struct xs_record *ra,
+		       const char *path_b, const struct xs_record *rb)
 {
+	const struct xs_rec_counters *a = total ? &ra->total : &ra->window;
+	const struct xs_rec_counters *b = total ? &rb->total : &rb->window;
+	size_t count = 0;
+	struct sys_row *rows = compare_syscalls(a, b, &count);
+	if (!rows)
+		return -ENOMEM;
 	xs_buf_add(out, "exitscope diff: ");
-	xs_buf_add(out, which);
+	xs_buf_add(out, total ? "total" : "window");
 	xs_buf_add(out, " counters, delta = B - A\n");
-	text_header(out, 'A', sa, ra);
-	text_header(out, 'B', sb, rb);
+	text_header(out, 'A', path_a, ra);
+	text_header(out, 'B', path_b, rb);
 	text_columns(out, "counter", "");
 	for (int i = 0; i < XS_REC_NSCALARS; i++)
 		text_row(out, g_xs_rec_scalar_names[i], "", a->scalar[i], b->scalar[i], 0);
-	if (!count)
-		return;
-	text_columns(out, "syscall", "metric");
+	if (count)
+		text_columns(out, "syscall", "metric");
 	for (size_t i = 0; i < count; i++) {
 		const struct xs_rec_syscall zero = { 0 };
 		const struct xs_rec_syscall *x = rows[i].a ? rows[i].a : &zero;
@@ -360,6 +364,8 @@ static void print_text(struct xs_buf *out, const char *which, const struct selec
 			text_row(out, "", "errors", x->errors, y->errors, 0);
 		text_row(out, "", "time_us", x->ns, y->ns, 3);
 	}
+	free(rows);
+	return 0;
 }
 
 static void json_record(struct xs_buf *out, const struct selection *sel, const struct xs_record *r)
@@ -475,17 +481,13 @@ int cmd_diff(int argc, char **argv)
 	const char *which = total ? "total" : "window";
 	const struct xs_rec_counters *a = total ? &ra.total : &ra.window;
 	const struct xs_rec_counters *b = total ? &rb.total : &rb.window;
-	rows = compare_syscalls(a, b, &count);
-	if (!rows) {
-		xs_error("out of memory");
-		status = XS_EXIT_DATA;
-		goto out_release;
+	if (json) {
+		rows = compare_syscalls(a, b, &count);
+		if (rows)
+			print_json(&out, which, &sa, &ra, &sb, &rb, a, b, rows, count);
 	}
-	if (json)
-		print_json(&out, which, &sa, &ra, &sb, &rb, a, b, rows, count);
-	else
-		print_text(&out, which, &sa, &ra, &sb, &rb, a, b, rows, count);
-	if (xs_cli_buf_flush(&out, stdout) == -ENOMEM) {
+	if ((json && !rows) || (!json && xs_diff_print_text(&out, total, sa.path, &ra, sb.path, &rb) < 0) ||
+	    xs_cli_buf_flush(&out, stdout) == -ENOMEM) {
 		xs_error("out of memory");
 		status = XS_EXIT_DATA;
 		goto out_release;
