@@ -30,6 +30,12 @@ Images are matched between (a) and (c) by path and occurrence (the 2nd exec of
 /usr/bin/sort in (c) with the 2nd in (a)). Fork and vfork children have no loader
 phase, so nothing is allowed for them.
 
+strace prints a call in two halves ("<unfinished ...>", "<... resumed>") whenever
+another tracee's line comes in between, which depends on how the processes happened
+to run (sh-vfork-exec: the vfork parent resumes while the child's image starts up).
+Every call is joined back into one line before its key, result or error is read
+(read_calls), so the reading of a trace does not depend on that interleaving.
+
 Usage: lib-strace-agree.py check NAME DIR   (DIR holds native.strace, records/, xs.trace)
 Prints "# " lines describing the allowances, and on disagreement the problems and a
 per-call table; exits 1 on disagreement.
@@ -61,6 +67,7 @@ DISPATCH_ON = re.compile(r"^prctl\((PR_SET_SYSCALL_USER_DISPATCH|0x3b|59), (PR_S
 LINE = re.compile(r"^(\d+)\s+(?:\[([0-9a-f]+)\] )?(.*)$")
 CALL = re.compile(r"^([a-z_][a-z0-9_]*)\(")
 RESUMED = re.compile(r"^<\.\.\. ([a-z_][a-z0-9_]*) resumed>")
+RESULT_AT = re.compile(r"\)\s+= ")
 RESULT = re.compile(r"\)\s+= (-?\d+|\?|0x[0-9a-f]+)(?: ([A-Z][A-Z0-9_]+))?")
 
 
@@ -136,12 +143,14 @@ def parse_records(directory):
 def call_key(text):
     """A call's identity for alignment: name and arguments, numbers and random bytes
     masked (addresses move, and sizes such as the static TLS block change when a
-    library is added)."""
-    text = re.sub(r" <unfinished \.\.\.>$", "", text)
-    cut = text.rfind(") = ")
-    if cut < 0:
-        cut = text.rfind(")")
-    text = text[:cut + 1] if cut >= 0 else text
+    library is added). The result is cut off wherever strace put it: after one space,
+    or padded to a column when the call is short ("close(3)       = 0"), which is how a
+    call looks when strace printed it whole and not how it looks once its halves are
+    joined (read_calls)."""
+    last = None
+    for last in RESULT_AT.finditer(text):
+        pass
+    text = text[:last.start() + 1] if last else text
     text = re.sub(r'"(\\x[0-9a-f]{2})+"', '"BYTES"', text)   # random bytes (getrandom)
     return re.sub(r"\b(0x[0-9a-f]+|[0-9]+)\b", "N", text)
 
@@ -156,13 +165,13 @@ def split_footprint(pre_runtime):
                   if c[0] == "openat" and "libexitscope.so\"" in c[3]), None)
     if start is None:
         return pre_runtime, []
-    fd = re.search(r"\) = (\d+)", pre_runtime[start][3])
+    fd = re.search(r"\)\s+= (\d+)$", pre_runtime[start][3])
     end = next((i for i in range(start, len(pre_runtime)) if fd and
                 pre_runtime[i][0] == "close" and pre_runtime[i][3].startswith(f"close({fd.group(1)})")),
                start)
     lo = hi = None
     for c in pre_runtime[start:end + 1]:
-        m = re.match(r"mmap\(NULL, (\d+), .*\) = (0x[0-9a-f]+)", c[3])
+        m = re.match(r"mmap\(NULL, (\d+), .*\)\s+= (0x[0-9a-f]+)$", c[3])
         if m:
             lo, hi = int(m.group(2), 16), int(m.group(2), 16) + int(m.group(1))
             break
@@ -177,12 +186,21 @@ def split_footprint(pre_runtime):
     return keep, footprint
 
 
-def parse_images(path):
-    """Trace lines -> program images in the order their execve completed. Each image
-    holds the calls of the thread that exec'd it, from just after the execve until it
-    exits or execs again, as [name, key, is_error], and dispatch_at: the index of the
-    runtime's prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON), or None."""
-    images, current, pending, exec_path = [], {}, {}, {}
+UNFINISHED = " <unfinished ...>"
+
+
+def read_calls(path):
+    """strace -f lines -> the calls, whole, in the order they were entered, as
+    (tid, ip, name, text), and each thread's end as (tid, None, None, None).
+
+    strace splits a call in two when another tracee's line comes between its entry
+    and its exit ("brk(NULL <unfinished ...>" ... "<... brk resumed>) = 0x55c2..."),
+    which happens whenever two processes run at once (a vfork parent resuming while
+    its child starts up) and so varies from run to run. The halves are joined back
+    into the line strace prints for an uninterrupted call ("brk(NULL) = 0x55c2...")
+    before anything reads the text, so that a call's key, error flag and result never
+    depend on how the tracees happened to interleave."""
+    out, pending = [], {}
     with open(path) as f:
         for raw in f:
             m = LINE.match(raw.rstrip("\n"))
@@ -190,43 +208,59 @@ def parse_images(path):
                 continue
             tid, ip, rest = int(m.group(1)), m.group(2), m.group(3)
             if rest.startswith("+++"):
-                current.pop(tid, None)
+                out.append((tid, None, None, None))
                 continue
             if rest.startswith("---"):
                 continue
             r = RESUMED.match(rest)
             if r:
-                name, entry = r.group(1), pending.pop(tid, None)
-                if entry is not None:
-                    # another process's line came in between: join the halves,
-                    # so that the result (an mmap's address) is read as one
-                    entry[3] = entry[3] + " " + rest
-            else:
-                c = CALL.match(rest)
-                if not c:
-                    continue
-                name, entry = c.group(1), None
-                image = current.get(tid)
-                if image is not None:
-                    entry = [name, call_key(rest), False, rest, int(ip, 16) if ip else None]
-                    image["calls"].append(entry)
-                    if image["dispatch_at"] is None and DISPATCH_ON.match(rest):
-                        image["dispatch_at"] = len(image["calls"]) - 1
-                if rest.endswith("<unfinished ...>"):
-                    pending[tid] = entry
-                    if name == "execve":
-                        img = re.search(r'execve\("([^"]*)"', rest)
-                        exec_path[tid] = img.group(1) if img else "?"
-                    continue
-            res = RESULT.search(rest)
-            if res and entry is not None and res.group(1).startswith("-") and res.group(2):
-                entry[2] = True
-            if name == "execve" and res and res.group(1) == "0":
-                img = re.search(r'execve\("([^"]*)"', rest)
-                image = {"pid": tid, "path": img.group(1) if img else exec_path.pop(tid, "?"),
-                         "calls": [], "dispatch_at": None}
-                images.append(image)
-                current[tid] = image
+                entry = pending.pop(tid, None)
+                if entry is not None and entry[2] == r.group(1):
+                    entry[3] += rest[r.end():]
+                continue
+            c = CALL.match(rest)
+            if not c:
+                continue
+            entry = [tid, int(ip, 16) if ip else None, c.group(1), rest]
+            if rest.endswith(UNFINISHED):
+                entry[3] = rest[:-len(UNFINISHED)]
+                pending[tid] = entry
+            out.append(entry)
+    return [tuple(e) for e in out]
+
+
+def call_result(text):
+    """(return value, errno name or None) of a whole call line, or (None, None)."""
+    last = None
+    for last in RESULT.finditer(text):
+        pass
+    return (last.group(1), last.group(2)) if last else (None, None)
+
+
+def parse_images(path):
+    """Trace lines -> program images in the order their execve was entered. Each image
+    holds the calls of the thread that exec'd it, from just after the execve until it
+    exits or execs again, as [name, key, is_error, text, ip], and dispatch_at: the
+    index of the runtime's prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON), or
+    None. Every call is read whole (see read_calls)."""
+    images, current = [], {}
+    for tid, ip, name, text in read_calls(path):
+        if name is None:
+            current.pop(tid, None)
+            continue
+        value, errno = call_result(text)
+        image = current.get(tid)
+        if image is not None:
+            image["calls"].append([name, call_key(text),
+                                   bool(errno and value and value.startswith("-")), text, ip])
+            if image["dispatch_at"] is None and DISPATCH_ON.match(text):
+                image["dispatch_at"] = len(image["calls"]) - 1
+        if name == "execve" and value == "0":
+            img = re.search(r'execve\("([^"]*)"', text)
+            image = {"pid": tid, "path": img.group(1) if img else "?",
+                     "calls": [], "dispatch_at": None}
+            images.append(image)
+            current[tid] = image
     return images
 
 
