@@ -183,6 +183,84 @@ void xs_record_release(struct xs_record *rec)
 	memset(rec, 0, sizeof(*rec));
 }
 
+static bool push(void **arr, size_t *cap, size_t count, size_t elem)
+{
+	if (count < *cap)
+		return true;
+	size_t ncap = *cap ? *cap * 2 : 16;
+	void *grown = realloc(*arr, ncap * elem);
+	if (!grown)
+		return false;
+	*arr = grown;
+	*cap = ncap;
+	return true;
+}
+
+int xs_run_load(struct xs_run *run, const char *path)
+{
+	struct xs_record_file rf;
+	struct xs_record rec;
+	size_t records_cap = 0, skipped_cap = 0;
+	int r, status = XS_EXIT_DATA;
+
+	memset(run, 0, sizeof(*run));
+	run->path = path;
+	if ((r = xs_record_file_open(&rf, path)) < 0) {
+		xs_error("cannot open '%s': %s", path, strerror(-r));
+		return XS_EXIT_DATA;
+	}
+	while ((r = xs_record_file_next(&rf, &rec)) != 0) {
+		if (r == -EINVAL) {
+			xs_error("warning: '%s': %s; line skipped", path, rf.msg);
+			if (!push((void **)&run->skipped, &skipped_cap, run->skipped_count, sizeof(size_t)))
+				goto out_oom;
+			run->skipped[run->skipped_count++] = rf.lineno;
+			continue;
+		}
+		if (r < 0) {
+			xs_error("'%s': %s", path, rf.msg);
+			goto out_close;
+		}
+		if (!push((void **)&run->records, &records_cap, run->count, sizeof(rec))) {
+			xs_record_release(&rec);
+			goto out_oom;
+		}
+		run->records[run->count++] = rec;
+	}
+	if (!run->count) {
+		if (run->skipped_count)
+			xs_error("'%s': no valid records (%zu line%s skipped)", path, run->skipped_count,
+				 run->skipped_count == 1 ? "" : "s");
+		else
+			xs_error("'%s': no records", path);
+		goto out_close;
+	}
+	status = XS_EXIT_OK;
+	goto out_close;
+out_oom:
+	xs_error("out of memory reading '%s'", path);
+out_close:
+	xs_record_file_close(&rf);
+	return status;
+}
+
+void xs_run_release(struct xs_run *run)
+{
+	for (size_t i = 0; i < run->count; i++)
+		xs_record_release(&run->records[i]);
+	free(run->records);
+	free(run->skipped);
+	memset(run, 0, sizeof(*run));
+}
+
+const struct xs_record *xs_run_find(const struct xs_run *run, uint64_t seq)
+{
+	for (size_t i = 0; i < run->count; i++)
+		if (run->records[i].seq == seq)
+			return &run->records[i];
+	return NULL;
+}
+
 uint64_t xs_record_duration_ns(const struct xs_record *rec)
 {
 	return rec->end_ns > rec->start_ns ? rec->end_ns - rec->start_ns : 0;

@@ -81,6 +81,28 @@ void xs_record_file_close(struct xs_record_file *rf);
  */
 int xs_record_file_next(struct xs_record_file *rf, struct xs_record *rec);
 
+/* All the records of one file, for report. */
+struct xs_run {
+	const char *path;
+	struct xs_record *records;	/* in file order */
+	size_t count;
+	size_t *skipped;		/* line numbers of corrupt lines */
+	size_t skipped_count;
+};
+
+/*
+ * Read every record of path into run. A corrupt line is skipped with a
+ * warning on stderr ("exitscope: warning: 'F': line 3, byte 17: expected
+ * ','; line skipped") and noted in run->skipped. XS_EXIT_OK, or
+ * XS_EXIT_DATA after printing why (unreadable, out of memory, no valid
+ * record); release the run either way.
+ */
+int xs_run_load(struct xs_run *run, const char *path);
+void xs_run_release(struct xs_run *run);
+
+/* The first record of run with that seq, or NULL. */
+const struct xs_record *xs_run_find(const struct xs_run *run, uint64_t seq);
+
 /* Free what rec owns and clear it; a cleared record is fine. */
 void xs_record_release(struct xs_record *rec);
 

@@ -41,12 +41,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "cli/diff.h"
 #include "cli/records.h"
+#include "cli/report.h"
 
 static const char g_report_usage[] =
 	"usage: exitscope report [OPTIONS] FILE.jsonl\n"
-	"  --json     print the table as one JSON object\n"
-	"  -h, --help this text\n";
+	"  --json           print the table as one JSON object\n"
+	"  --compare A,B    after the table, compare windows A and B (seqs) as\n"
+	"                   'exitscope diff' does\n"
+	"  --html           write one self-contained HTML page instead: windows,\n"
+	"                   system call charts, threads, flame graphs, comparison\n"
+	"  -o, --output F   where --html writes (default: FILE.html; '-': stdout)\n"
+	"  -h, --help       this text\n";
 
 #define TOP_COUNT 3
 
@@ -62,16 +69,12 @@ static const struct {
 };
 
 struct report {
-	const char *path;
+	const struct xs_run *run;
 	bool json;
 	struct xs_buf out;
-	size_t records;
 	bool have_seq0;
 	uint64_t seq0_start_ns;
-	struct xs_record last;		/* the last record read, for the totals */
-	size_t *skipped;		/* line numbers of corrupt lines */
-	size_t skipped_count;
-	size_t skipped_cap;
+	const struct xs_record *last;	/* for the totals */
 };
 
 static void text_counts(struct xs_buf *out, const struct xs_rec_counters *c)
@@ -97,7 +100,7 @@ static void text_title(struct report *rp, const struct xs_record *rec)
 {
 	struct xs_buf *out = &rp->out;
 	xs_buf_add(out, "exitscope report: ");
-	xs_cli_text(out, rp->path, 0);
+	xs_cli_text(out, rp->run->path, 0);
 	xs_buf_add(out, ", pid ");
 	xs_buf_u64(out, rec->pid, 0);
 	xs_buf_add(out, "\n  ");
@@ -128,14 +131,14 @@ static void text_total(struct report *rp)
 {
 	struct xs_buf *out = &rp->out;
 	char title[48];
-	snprintf(title, sizeof(title), "total (seq %llu)", (unsigned long long)rp->last.seq);
+	snprintf(title, sizeof(title), "total (seq %llu)", (unsigned long long)rp->last->seq);
 	xs_cli_text(out, title, SEQ_W + 1 + REASON_W + 1 + LABEL_W);
 	xs_buf_addc(out, ' ');
-	if (rp->have_seq0 && rp->last.end_ns >= rp->seq0_start_ns)
-		xs_cli_seconds(out, rp->last.end_ns - rp->seq0_start_ns, DURATION_W - 1);
+	if (rp->have_seq0 && rp->last->end_ns >= rp->seq0_start_ns)
+		xs_cli_seconds(out, rp->last->end_ns - rp->seq0_start_ns, DURATION_W - 1);
 	else
 		xs_cli_right(out, "-", DURATION_W - 1);
-	text_counts(out, &rp->last.total);
+	text_counts(out, &rp->last->total);
 }
 
 static void json_counts(struct xs_buf *out, const struct xs_rec_counters *c)
@@ -167,9 +170,9 @@ static void json_counts(struct xs_buf *out, const struct xs_rec_counters *c)
 static void json_window(struct report *rp, const struct xs_record *rec)
 {
 	struct xs_buf *out = &rp->out;
-	if (rp->records == 1) {
+	if (rec == rp->run->records) {
 		xs_buf_add(out, "{\"file\": ");
-		xs_buf_json_str(out, rp->path);
+		xs_buf_json_str(out, rp->run->path);
 		xs_buf_add(out, ", \"windows\": [");
 	} else {
 		xs_buf_add(out, ", ");
@@ -184,126 +187,121 @@ static void json_total(struct report *rp)
 {
 	struct xs_buf *out = &rp->out;
 	xs_buf_add(out, "], \"skipped_lines\": [");
-	for (size_t i = 0; i < rp->skipped_count; i++) {
+	for (size_t i = 0; i < rp->run->skipped_count; i++) {
 		if (i)
 			xs_buf_add(out, ", ");
-		xs_buf_u64(out, rp->skipped[i], 0);
+		xs_buf_u64(out, rp->run->skipped[i], 0);
 	}
 	xs_buf_add(out, "], \"total\": {\"seq\": ");
-	xs_buf_u64(out, rp->last.seq, 0);
+	xs_buf_u64(out, rp->last->seq, 0);
 	xs_buf_add(out, ", \"duration_ns\": ");
-	if (rp->have_seq0 && rp->last.end_ns >= rp->seq0_start_ns)
-		xs_buf_u64(out, rp->last.end_ns - rp->seq0_start_ns, 0);
+	if (rp->have_seq0 && rp->last->end_ns >= rp->seq0_start_ns)
+		xs_buf_u64(out, rp->last->end_ns - rp->seq0_start_ns, 0);
 	else
 		xs_buf_add(out, "null");
-	json_counts(out, &rp->last.total);
+	json_counts(out, &rp->last->total);
 	xs_buf_add(out, "}}\n");
 }
 
-/* Remember a skipped line for the JSON output; false when out of memory. */
-static bool note_skipped(struct report *rp, size_t line)
+/* Print the table of rp->run; XS_EXIT_OK or XS_EXIT_DATA. */
+static int report_table(struct report *rp)
 {
-	if (rp->skipped_count == rp->skipped_cap) {
-		size_t cap = rp->skipped_cap ? rp->skipped_cap * 2 : 8;
-		size_t *grown = realloc(rp->skipped, cap * sizeof(*grown));
-		if (!grown)
-			return false;
-		rp->skipped = grown;
-		rp->skipped_cap = cap;
-	}
-	rp->skipped[rp->skipped_count++] = line;
-	return true;
-}
-
-/* Read and print every record; XS_EXIT_OK or XS_EXIT_DATA. */
-static int report_file(struct report *rp)
-{
-	struct xs_record_file rf;
-	struct xs_record rec;
-	int r, status = XS_EXIT_DATA;
-
-	if ((r = xs_record_file_open(&rf, rp->path)) < 0) {
-		xs_error("cannot open '%s': %s", rp->path, strerror(-r));
-		return XS_EXIT_DATA;
-	}
-	for (;;) {
-		r = xs_record_file_next(&rf, &rec);
-		if (r == 0)
-			break;
-		if (r == -EINVAL) {
-			xs_error("warning: '%s': %s; line skipped", rp->path, rf.msg);
-			if (!note_skipped(rp, rf.lineno)) {
-				xs_error("out of memory");
-				goto out_close;
-			}
-			continue;
-		}
-		if (r < 0) {
-			xs_error("'%s': %s", rp->path, rf.msg);
-			goto out_close;
-		}
-		rp->records++;
-		if (rec.seq == 0 && !rp->have_seq0) {
+	const struct xs_run *run = rp->run;
+	for (size_t i = 0; i < run->count; i++) {
+		const struct xs_record *rec = &run->records[i];
+		if (rec->seq == 0 && !rp->have_seq0) {
 			rp->have_seq0 = true;
-			rp->seq0_start_ns = rec.start_ns;
+			rp->seq0_start_ns = rec->start_ns;
 		}
 		if (rp->json) {
-			json_window(rp, &rec);
+			json_window(rp, rec);
 		} else {
-			if (rp->records == 1)
-				text_title(rp, &rec);
-			text_window(rp, &rec);
-		}
-		xs_record_release(&rp->last);
-		rp->last = rec;
-		if (xs_cli_buf_flush(&rp->out, stdout) == -ENOMEM) {
-			xs_error("out of memory");
-			goto out_close;
+			if (i == 0)
+				text_title(rp, rec);
+			text_window(rp, rec);
 		}
 	}
-	if (!rp->records) {
-		if (rp->skipped_count)
-			xs_error("'%s': no valid records (%zu line%s skipped)", rp->path, rp->skipped_count,
-				 rp->skipped_count == 1 ? "" : "s");
-		else
-			xs_error("'%s': no records", rp->path);
-		goto out_close;
-	}
+	rp->last = &run->records[run->count - 1];
 	if (rp->json)
 		json_total(rp);
 	else
 		text_total(rp);
-	if (xs_cli_buf_flush(&rp->out, stdout) == -ENOMEM) {
-		xs_error("out of memory");
-		goto out_close;
-	}
-	status = xs_cli_finish_stdout();
+	return XS_EXIT_OK;
+}
 
-out_close:
-	xs_record_file_close(&rf);
-	return status;
+/* "A,B" -> two seqs; false when malformed. */
+static bool parse_compare(const char *arg, uint64_t seq[2])
+{
+	char *end;
+	if (*arg < '0' || *arg > '9')
+		return false;
+	seq[0] = strtoull(arg, &end, 10);
+	if (*end != ',' || end[1] < '0' || end[1] > '9')
+		return false;
+	seq[1] = strtoull(end + 1, &end, 10);
+	return !*end;
+}
+
+/* The comparison block of --compare, after a blank line. */
+static int report_compare(struct report *rp, const uint64_t seq[2])
+{
+	const struct xs_record *r[2];
+	for (int i = 0; i < 2; i++) {
+		if (!(r[i] = xs_run_find(rp->run, seq[i]))) {
+			xs_error("report: '%s' has no window with seq %llu to compare", rp->run->path,
+				 (unsigned long long)seq[i]);
+			return XS_EXIT_DATA;
+		}
+	}
+	xs_buf_addc(&rp->out, '\n');
+	if (xs_diff_print_text(&rp->out, false, rp->run->path, r[0], rp->run->path, r[1]) < 0) {
+		xs_error("out of memory");
+		return XS_EXIT_DATA;
+	}
+	return XS_EXIT_OK;
 }
 
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "html", no_argument, NULL, 'H' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "compare", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct report rp = { .out = { .grow = xs_cli_buf_grow } };
+	struct xs_run run;
+	bool html = false, compare = false;
+	uint64_t compare_seq[2];
+	const char *output = NULL;
 	int opt;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
 			rp.json = true;
+			break;
+		case 'H':
+			html = true;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'c':
+			if (!parse_compare(optarg, compare_seq)) {
+				xs_error("report: --compare wants two window seqs 'A,B', not '%s'", optarg);
+				return XS_EXIT_USAGE;
+			}
+			compare = true;
 			break;
 		case 'h':
 			fputs(g_report_usage, stdout);
 			return xs_cli_finish_stdout();
 		default:
-			xs_error("report: unknown option '%s'; see 'exitscope report --help'", argv[optind - 1]);
+			xs_error("report: unknown option or missing value '%s'; see 'exitscope report --help'",
+				 argv[optind - 1]);
 			return XS_EXIT_USAGE;
 		}
 	}
@@ -311,10 +309,22 @@ int cmd_report(int argc, char **argv)
 		xs_error("report needs one record file; see 'exitscope report --help'");
 		return XS_EXIT_USAGE;
 	}
-	rp.path = argv[optind];
-	int status = report_file(&rp);
-	xs_record_release(&rp.last);
+	if ((html && (rp.json || compare)) || (output && !html)) {
+		xs_error("report: --html goes alone (with -o); --json and --compare are for the terminal");
+		return XS_EXIT_USAGE;
+	}
+	int status = xs_run_load(&run, argv[optind]);
+	rp.run = &run;
+	if (status == XS_EXIT_OK && html)
+		status = xs_report_html(&run, output);
+	else if (status == XS_EXIT_OK) {
+		status = report_table(&rp);
+		if (status == XS_EXIT_OK && compare)
+			status = report_compare(&rp, compare_seq);
+		if (status == XS_EXIT_OK)
+			status = xs_cli_write_output("-", &rp.out);
+	}
+	xs_run_release(&run);
 	xs_cli_buf_release(&rp.out);
-	free(rp.skipped);
 	return status;
 }

@@ -1,0 +1,564 @@
+/*
+ * exitscope report --html: one self-contained page for a run (see
+ * report.h). Tables and charts are drawn here as HTML and inline SVG, so
+ * the page reads without its script; the script (assets/report.js) only
+ * adds the two-window comparison and the flame graphs' search boxes. No
+ * file or network fetch happens when the page is opened.
+ *
+ * Each window's profile file ("profile": {"file": ...} in its record) is
+ * looked up beside the record file and folded through perf script
+ * (fold.h); a profile that cannot be read costs a warning on stderr and a
+ * note in the page, not the report.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "assets.h"
+#include "cli/cli.h"
+#include "cli/flamesvg.h"
+#include "cli/fold.h"
+#include "cli/report.h"
+
+#define TOP_BARS 10		/* system calls per bar chart */
+#define SERIES_TOP 5		/* system calls with their own colour in the time series */
+
+static const char *const g_scalar_titles[XS_REC_NSCALARS] = {
+	"exits", "enters", "sync signals", "async signals", "minor faults", "major faults", "preemptions",
+};
+
+/* Colours of the time series' system calls, then "other". */
+static const char *const g_series_colours[SERIES_TOP + 1] = {
+	"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#bab0ac",
+};
+
+static void addf(struct xs_buf *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void addf(struct xs_buf *out, const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	xs_buf_addn(out, text, n < 0 ? 0 : (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1);
+}
+
+/* A decimal with thousands separators, for people. */
+static void add_count(struct xs_buf *out, uint64_t v)
+{
+	char digits[32], text[48];
+	int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v), k = 0;
+	for (int i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			text[k++] = ',';
+		text[k++] = digits[i];
+	}
+	text[k] = 0;
+	xs_buf_add(out, text);
+}
+
+static double seconds(uint64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+static void add_label(struct xs_buf *out, const struct xs_record *r)
+{
+	if (r->label)
+		xs_xml_text(out, r->label);
+	else
+		xs_buf_add(out, "<span class=\"none\">\xe2\x80\x94</span>");
+}
+
+static const struct xs_json *profile_of(const struct xs_record *r)
+{
+	const struct xs_json *p = xs_json_get(xs_json_root(r->doc), "profile");
+	const struct xs_json *file = xs_json_get(p, "file");
+	return file && file->type == XS_JSON_STRING ? p : NULL;
+}
+
+static uint64_t profile_samples(const struct xs_record *r)
+{
+	uint64_t n = 0;
+	xs_json_u64(xs_json_get(profile_of(r), "samples"), &n);
+	return n;
+}
+
+static void page_head(struct xs_buf *out, const struct xs_run *run)
+{
+	const struct xs_record *first = &run->records[0], *last = &run->records[run->count - 1];
+	xs_buf_add(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+			"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+			"style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n<title>exitscope report: ");
+	xs_xml_text(out, run->path);
+	xs_buf_add(out, "</title>\n<style>\n");
+	xs_buf_add(out, g_asset_report_css);
+	xs_buf_add(out, "</style>\n");
+	xs_flame_assets(out);
+	xs_buf_add(out, "</head>\n<body>\n<h1>exitscope report</h1>\n<p class=\"meta\">");
+	xs_xml_text(out, run->path);
+	addf(out, " &middot; pid %llu &middot; %zu window%s &middot; %.3f s from the first window's start to the last one's end",
+	     (unsigned long long)first->pid, run->count, run->count == 1 ? "" : "s",
+	     last->end_ns > first->start_ns ? seconds(last->end_ns - first->start_ns) : 0.0);
+	if (run->skipped_count)
+		addf(out, " &middot; <span class=\"warn\">%zu corrupt line%s skipped</span>", run->skipped_count,
+		     run->skipped_count == 1 ? "" : "s");
+	xs_buf_add(out, "</p>\n");
+}
+
+static void windows_table(struct xs_buf *out, const struct xs_run *run)
+{
+	uint64_t t0 = run->records[0].start_ns;
+	xs_buf_add(out, "<section id=\"windows\">\n<h2>Windows</h2>\n<table id=\"windows-table\">\n<thead><tr>"
+			"<th>seq</th><th>reason</th><th>label</th><th>start s</th><th>length s</th>");
+	for (int i = 0; i < XS_REC_NSCALARS; i++)
+		addf(out, "<th>%s</th>", g_scalar_titles[i]);
+	xs_buf_add(out, "<th>samples</th></tr></thead>\n<tbody>\n");
+	for (size_t i = 0; i < run->count; i++) {
+		const struct xs_record *r = &run->records[i];
+		addf(out, "<tr data-seq=\"%llu\"><td><a href=\"#w%zu\">%llu</a></td><td>", (unsigned long long)r->seq, i,
+		     (unsigned long long)r->seq);
+		xs_xml_text(out, r->reason);
+		xs_buf_add(out, "</td><td>");
+		add_label(out, r);
+		addf(out, "</td><td class=\"n\">%.3f</td><td class=\"n\">%.6f</td>",
+		     r->start_ns >= t0 ? seconds(r->start_ns - t0) : 0.0, seconds(xs_record_duration_ns(r)));
+		for (int k = 0; k < XS_REC_NSCALARS; k++) {
+			xs_buf_add(out, "<td class=\"n\">");
+			add_count(out, r->window.scalar[k]);
+			xs_buf_add(out, "</td>");
+		}
+		xs_buf_add(out, "<td class=\"n\">");
+		if (profile_of(r))
+			add_count(out, profile_samples(r));
+		else
+			xs_buf_add(out, "\xe2\x80\x94");
+		xs_buf_add(out, "</td></tr>\n");
+	}
+	xs_buf_add(out, "</tbody>\n</table>\n</section>\n");
+}
+
+/* Indexes of c's top count system calls by time (ties: more calls, then name). */
+static size_t top_by_time(const struct xs_rec_counters *c, size_t *idx, size_t count)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < c->sys_count; i++) {
+		const struct xs_rec_syscall *s = &c->sys[i];
+		size_t pos = n < count ? n++ : count;
+		while (pos > 0) {
+			const struct xs_rec_syscall *t = &c->sys[idx[pos - 1]];
+			bool before = s->ns != t->ns ? s->ns > t->ns
+				      : s->calls != t->calls ? s->calls > t->calls : strcmp(s->name, t->name) < 0;
+			if (!before)
+				break;
+			if (pos < count)
+				idx[pos] = idx[pos - 1];
+			pos--;
+		}
+		if (pos < count)
+			idx[pos] = i;
+	}
+	return n;
+}
+
+/* One panel of horizontal bars at x: the system calls idx of c by calls or by time. */
+static void bar_panel(struct xs_buf *out, int x, const char *title, const struct xs_rec_counters *c,
+		      const size_t *idx, size_t n, bool by_time)
+{
+	enum { NAME_W = 150, BAR_W = 250, ROW_H = 18 };
+	addf(out, "<text class=\"ptitle\" x=\"%d\" y=\"16\">%s</text>\n", x, title);
+	if (!n) {
+		addf(out, "<text class=\"empty\" x=\"%d\" y=\"40\">no system calls</text>\n", x);
+		return;
+	}
+	const struct xs_rec_syscall *top = &c->sys[idx[0]];
+	uint64_t max = by_time ? top->ns : top->calls;
+	for (size_t i = 0; i < n; i++) {
+		const struct xs_rec_syscall *s = &c->sys[idx[i]];
+		uint64_t v = by_time ? s->ns : s->calls;
+		double w = max ? (double)BAR_W * (double)v / (double)max : 0;
+		int y = 26 + (int)i * ROW_H;
+		addf(out, "<g class=\"bar\" data-name=\"");
+		xs_xml_text(out, s->name);
+		addf(out, "\" data-value=\"%llu\"><title>", (unsigned long long)v);
+		xs_xml_text(out, s->name);
+		addf(out, ": %llu calls, %llu errors, %.3f ms</title>", (unsigned long long)s->calls,
+		     (unsigned long long)s->errors, (double)s->ns / 1e6);
+		addf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", x + NAME_W - 6, y + 12);
+		xs_xml_text(out, s->name);
+		addf(out, "</text><rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>", x + NAME_W, y,
+		     w < 1 ? 1.0 : w, ROW_H - 4, by_time ? "#e15759" : "#4e79a7");
+		addf(out, "<text class=\"v\" x=\"%.1f\" y=\"%d\">", x + NAME_W + (w < 1 ? 1.0 : w) + 4, y + 12);
+		if (by_time)
+			addf(out, "%.3f ms", (double)v / 1e6);
+		else
+			add_count(out, v);
+		xs_buf_add(out, "</text></g>\n");
+	}
+}
+
+static void syscall_chart(struct xs_buf *out, const struct xs_record *r)
+{
+	size_t by_calls[TOP_BARS], by_time[TOP_BARS];
+	size_t n = xs_rec_top_syscalls(&r->window, by_calls, TOP_BARS);
+	top_by_time(&r->window, by_time, TOP_BARS);
+	int height = 36 + (int)(n ? n : 1) * 18;
+	addf(out, "<svg class=\"xs-chart\" data-seq=\"%llu\" width=\"1100\" height=\"%d\" viewBox=\"0 0 1100 %d\">\n",
+	     (unsigned long long)r->seq, height, height);
+	bar_panel(out, 0, "top system calls by count", &r->window, by_calls, n, false);
+	bar_panel(out, 560, "top system calls by time", &r->window, by_time, n, true);
+	xs_buf_add(out, "</svg>\n");
+}
+
+static void threads_table(struct xs_buf *out, const struct xs_record *r)
+{
+	const struct xs_json *threads = xs_json_get(xs_json_root(r->doc), "threads");
+	size_t count = threads && threads->type == XS_JSON_ARRAY ? threads->count : 0;
+	addf(out, "<details class=\"threads\"%s><summary>Threads (%zu)</summary>\n", count <= 16 ? " open" : "",
+	     count);
+	if (!count) {
+		xs_buf_add(out, "<p class=\"none\">no per-thread counters in this record</p></details>\n");
+		return;
+	}
+	xs_buf_add(out, "<table><thead><tr><th>tid</th><th>name</th>");
+	for (int i = 0; i < XS_REC_NSCALARS; i++)
+		addf(out, "<th>%s</th>", g_scalar_titles[i]);
+	xs_buf_add(out, "<th>top system calls</th></tr></thead>\n<tbody>\n");
+	for (const struct xs_json *t = threads->first; t; t = t->next) {
+		uint64_t tid = 0, v;
+		const struct xs_json *comm = xs_json_get(t, "comm"), *win = xs_json_get(t, "window");
+		const struct xs_json *exited = xs_json_get(t, "exited");
+		xs_json_u64(xs_json_get(t, "tid"), &tid);
+		addf(out, "<tr><td class=\"n\">%llu</td><td>", (unsigned long long)tid);
+		if (comm && comm->type == XS_JSON_STRING)
+			xs_xml_text(out, comm->str);
+		if (exited && exited->type == XS_JSON_TRUE)
+			xs_buf_add(out, " <span class=\"none\">(exited)</span>");
+		xs_buf_add(out, "</td>");
+		for (int i = 0; i < XS_REC_NSCALARS; i++) {
+			xs_buf_add(out, "<td class=\"n\">");
+			if (xs_json_u64(xs_json_get(win, g_xs_rec_scalar_names[i]), &v))
+				add_count(out, v);
+			xs_buf_add(out, "</td>");
+		}
+		/* the thread's three busiest calls, in record order of size */
+		const struct xs_json *sys = xs_json_get(win, "syscalls");
+		const struct xs_json *best[3] = { NULL, NULL, NULL };
+		uint64_t best_calls[3] = { 0, 0, 0 };
+		for (const struct xs_json *s = sys ? sys->first : NULL; s; s = s->next) {
+			uint64_t calls = 0;
+			xs_json_u64(xs_json_get(s, "calls"), &calls);
+			for (int k = 0; k < 3; k++) {
+				if (best[k] && calls <= best_calls[k])
+					continue;
+				for (int m = 2; m > k; m--) {
+					best[m] = best[m - 1];
+					best_calls[m] = best_calls[m - 1];
+				}
+				best[k] = s;
+				best_calls[k] = calls;
+				break;
+			}
+		}
+		xs_buf_add(out, "<td>");
+		for (int k = 0; k < 3 && best[k]; k++) {
+			if (k)
+				xs_buf_add(out, ", ");
+			xs_xml_text(out, best[k]->key);
+			xs_buf_addc(out, '=');
+			add_count(out, best_calls[k]);
+		}
+		xs_buf_add(out, "</td></tr>\n");
+	}
+	xs_buf_add(out, "</tbody></table></details>\n");
+}
+
+/* The profile's path: its "file" beside the record file. malloc'd. */
+static char *profile_path(const struct xs_run *run, const char *file)
+{
+	const char *slash = strrchr(run->path, '/');
+	size_t dir = file[0] == '/' || !slash ? 0 : (size_t)(slash - run->path) + 1;
+	char *path = malloc(dir + strlen(file) + 1);
+	if (path) {
+		memcpy(path, run->path, dir);
+		strcpy(path + dir, file);
+	}
+	return path;
+}
+
+static void flame_graph(struct xs_buf *out, const struct xs_run *run, const struct xs_record *r)
+{
+	const struct xs_json *p = profile_of(r);
+	if (!p)
+		return;
+	const char *file = xs_json_get(p, "file")->str;
+	char *path = profile_path(run, file);
+	struct xs_fold f;
+	bool ok = path && xs_fold_init(&f, true) == 0;
+	xs_buf_add(out, "<div class=\"flame\">\n<h3>Profile ");
+	xs_xml_text(out, file);
+	xs_buf_add(out, "</h3>\n");
+	if (ok && xs_fold_read_file(&f, 0, path) == 0) {
+		char title[160];
+		snprintf(title, sizeof(title), "window %llu, %llu samples, one tower per thread",
+			 (unsigned long long)r->seq, (unsigned long long)f.nodes[0].total[0]);
+		xs_fold_sort(&f);
+		xs_buf_add(out, "<p class=\"fsearch\"><input type=\"search\" placeholder=\"search frames "
+				"(regular expression)\"> <span class=\"fmatch\"></span></p>\n");
+		xs_flame_svg(out, &f, &(struct xs_flame_style){ .title = title, .width = 1100 });
+	} else {
+		xs_error("warning: cannot read profile '%s' of window %llu: %s; reported without it",
+			 path ? path : file, (unsigned long long)r->seq, ok ? f.msg : "out of memory");
+		xs_buf_add(out, "<p class=\"warn\">profile not readable: ");
+		xs_xml_text(out, ok ? f.msg : "out of memory");
+		xs_buf_add(out, "</p>\n");
+	}
+	if (ok)
+		xs_fold_release(&f);
+	free(path);
+	xs_buf_add(out, "</div>\n");
+}
+
+static void window_sections(struct xs_buf *out, const struct xs_run *run)
+{
+	for (size_t i = 0; i < run->count; i++) {
+		const struct xs_record *r = &run->records[i];
+		addf(out, "<section class=\"window\" id=\"w%zu\" data-seq=\"%llu\">\n<h2>Window %llu: ", i,
+		     (unsigned long long)r->seq, (unsigned long long)r->seq);
+		xs_xml_text(out, r->reason);
+		if (r->label) {
+			xs_buf_add(out, " &ldquo;");
+			xs_xml_text(out, r->label);
+			xs_buf_add(out, "&rdquo;");
+		}
+		addf(out, ", %.6f s</h2>\n<p class=\"meta\">", seconds(xs_record_duration_ns(r)));
+		add_count(out, r->window.scalar[XS_REC_EXITS]);
+		xs_buf_add(out, " exits, ");
+		add_count(out, r->window.scalar[XS_REC_ENTERS]);
+		xs_buf_add(out, " enters</p>\n");
+		syscall_chart(out, r);
+		threads_table(out, r);
+		flame_graph(out, run, r);
+		xs_buf_add(out, "</section>\n");
+	}
+}
+
+/* The run's SERIES_TOP system calls with the most calls over all windows
+ * (ties: by name). */
+static size_t series_calls(const struct xs_run *run, const char **top)
+{
+	struct total {
+		const char *name;
+		uint64_t calls;
+	} *sums = NULL;
+	size_t count = 0, cap = 0, n = 0;
+	for (size_t i = 0; i < run->count; i++) {
+		const struct xs_rec_counters *c = &run->records[i].window;
+		for (size_t k = 0; k < c->sys_count; k++) {
+			size_t j = 0;
+			while (j < count && strcmp(sums[j].name, c->sys[k].name))
+				j++;
+			if (j == count) {
+				if (count == cap) {
+					struct total *grown = realloc(sums, (cap = cap ? cap * 2 : 64) * sizeof(*sums));
+					if (!grown)
+						goto out;	/* out of memory: the series shows what was summed */
+					sums = grown;
+				}
+				sums[count++] = (struct total){ c->sys[k].name, 0 };
+			}
+			sums[j].calls += c->sys[k].calls;
+		}
+	}
+out:
+	for (; n < SERIES_TOP && n < count; n++) {
+		size_t best = n;
+		for (size_t j = n + 1; j < count; j++)
+			if (sums[j].calls > sums[best].calls ||
+			    (sums[j].calls == sums[best].calls && strcmp(sums[j].name, sums[best].name) < 0))
+				best = j;
+		struct total t = sums[n];
+		sums[n] = sums[best];
+		sums[best] = t;
+		top[n] = sums[n].name;
+	}
+	free(sums);
+	return n;
+}
+
+static uint64_t calls_named(const struct xs_rec_counters *c, const char *name)
+{
+	for (size_t i = 0; i < c->sys_count; i++)
+		if (!strcmp(c->sys[i].name, name))
+			return c->sys[i].calls;
+	return 0;
+}
+
+/* Exits per second over the run, stacked by the top system calls; only
+ * for runs with --interval windows. */
+static void time_series(struct xs_buf *out, const struct xs_run *run)
+{
+	size_t intervals = 0;
+	for (size_t i = 0; i < run->count; i++)
+		intervals += !strcmp(run->records[i].reason, "interval");
+	if (intervals < 2)
+		return;
+	enum { W = 1100, H = 300, LEFT = 80, RIGHT = 170, TOP_M = 14, BOTTOM_M = 36 };
+	const char *names[SERIES_TOP];
+	size_t n = series_calls(run, names);
+	uint64_t t0 = run->records[0].start_ns, t1 = run->records[run->count - 1].end_ns;
+	double span = t1 > t0 ? seconds(t1 - t0) : 1, max_rate = 0;
+	for (size_t i = 0; i < run->count; i++) {
+		uint64_t d = xs_record_duration_ns(&run->records[i]);
+		if (d)
+			max_rate = fmax(max_rate, (double)run->records[i].window.scalar[XS_REC_EXITS] / seconds(d));
+	}
+	if (max_rate <= 0)
+		max_rate = 1;
+	double px_s = (W - LEFT - RIGHT) / span, px_rate = (H - TOP_M - BOTTOM_M) / max_rate;
+	xs_buf_add(out, "<section id=\"timeline\">\n<h2>Exits per second</h2>\n");
+	addf(out, "<svg class=\"xs-timeseries\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n", W, H, W, H);
+	int base = H - BOTTOM_M;
+	addf(out, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>", LEFT, base, W - RIGHT, base);
+	addf(out, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", LEFT, TOP_M, LEFT, base);
+	for (int k = 0; k <= 4; k++) {
+		double rate = max_rate * k / 4;
+		int y = base - (int)(rate * px_rate);
+		addf(out, "<text class=\"tick\" x=\"%d\" y=\"%d\" text-anchor=\"end\">%.0f</text>\n", LEFT - 6, y + 4, rate);
+		double t = span * k / 4;
+		addf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.2f s</text>\n",
+		     LEFT + t * px_s, base + 18, t);
+	}
+	for (size_t i = 0; i < run->count; i++) {
+		const struct xs_record *r = &run->records[i];
+		uint64_t d = xs_record_duration_ns(r);
+		if (!d || r->start_ns < t0)
+			continue;
+		double x = LEFT + seconds(r->start_ns - t0) * px_s, w = fmax(seconds(d) * px_s, 0.5);
+		double y = base, rest = (double)r->window.scalar[XS_REC_EXITS];
+		addf(out, "<g class=\"col\" data-seq=\"%llu\"><title>window %llu: %.0f exits/s</title>",
+		     (unsigned long long)r->seq, (unsigned long long)r->seq, rest / seconds(d));
+		for (size_t k = 0; k <= n; k++) {
+			double calls = k < n ? (double)calls_named(&r->window, names[k]) : rest;
+			if (k < n)
+				rest = rest > calls ? rest - calls : 0;
+			double h = calls / seconds(d) * px_rate;
+			if (h <= 0)
+				continue;
+			y -= h;
+			addf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>", x, y, w, h,
+			     g_series_colours[k]);
+		}
+		xs_buf_add(out, "</g>\n");
+	}
+	for (size_t k = 0; k <= n; k++) {
+		int y = TOP_M + 10 + (int)k * 18;
+		addf(out, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%d\" y=\"%d\">",
+		     W - RIGHT + 16, y - 10, g_series_colours[k], W - RIGHT + 34, y);
+		xs_xml_text(out, k < n ? names[k] : "other");
+		xs_buf_add(out, "</text>\n");
+	}
+	xs_buf_add(out, "</svg>\n</section>\n");
+}
+
+/* The windows' counters for the comparison script; numbers as strings so
+ * that 64-bit counts stay exact (the script uses BigInt). */
+static void page_data(struct xs_buf *out, const struct xs_run *run)
+{
+	xs_buf_add(out, "{\"file\": ");
+	xs_buf_json_str(out, run->path);
+	xs_buf_add(out, ", \"windows\": [");
+	for (size_t i = 0; i < run->count; i++) {
+		const struct xs_record *r = &run->records[i];
+		addf(out, "%s{\"seq\": %llu, \"line\": %zu, \"reason\": ", i ? ", " : "", (unsigned long long)r->seq,
+		     r->line);
+		xs_buf_json_str(out, r->reason);
+		xs_buf_add(out, ", \"label\": ");
+		if (r->label)
+			xs_buf_json_str(out, r->label);
+		else
+			xs_buf_add(out, "null");
+		addf(out, ", \"duration_ns\": \"%llu\", \"scalars\": [", (unsigned long long)xs_record_duration_ns(r));
+		for (int k = 0; k < XS_REC_NSCALARS; k++)
+			addf(out, "%s\"%llu\"", k ? ", " : "", (unsigned long long)r->window.scalar[k]);
+		xs_buf_add(out, "], \"syscalls\": [");
+		for (size_t k = 0; k < r->window.sys_count; k++) {
+			const struct xs_rec_syscall *s = &r->window.sys[k];
+			xs_buf_add(out, k ? ", [" : "[");
+			xs_buf_json_str(out, s->name);
+			addf(out, ", \"%llu\", \"%llu\", \"%llu\"]", (unsigned long long)s->calls,
+			     (unsigned long long)s->errors, (unsigned long long)s->ns);
+		}
+		xs_buf_add(out, "]}");
+	}
+	xs_buf_add(out, "], \"scalar_names\": [");
+	for (int k = 0; k < XS_REC_NSCALARS; k++) {
+		if (k)
+			xs_buf_add(out, ", ");
+		xs_buf_json_str(out, g_xs_rec_scalar_names[k]);
+	}
+	xs_buf_add(out, "]}");
+}
+
+static void compare_section(struct xs_buf *out)
+{
+	xs_buf_add(out, "<section id=\"compare\">\n<h2>Compare two windows</h2>\n"
+			"<p>A <select id=\"cmp-a\"></select> B <select id=\"cmp-b\"></select> "
+			"<span class=\"note\">the same deltas as <code>exitscope diff FILE:A FILE:B</code></span></p>\n"
+			"<div id=\"cmp-out\"></div>\n</section>\n");
+}
+
+/* JSON inside a <script> element: "</" would end the element early. */
+static void add_script_json(struct xs_buf *out, const struct xs_buf *json)
+{
+	xs_buf_add(out, "<script type=\"application/json\" id=\"xs-data\">");
+	for (size_t i = 0; i < json->len; i++) {
+		if (json->data[i] == '<' && i + 1 < json->len && json->data[i + 1] == '/')
+			xs_buf_add(out, "<\\");
+		else
+			xs_buf_addc(out, json->data[i]);
+	}
+	xs_buf_add(out, "</script>\n");
+	if (json->failed)
+		out->failed = true;
+}
+
+int xs_report_html(const struct xs_run *run, const char *output)
+{
+	struct xs_buf out = { .grow = xs_cli_buf_grow };
+	char *made = NULL;
+	page_head(&out, run);
+	windows_table(&out, run);
+	time_series(&out, run);
+	compare_section(&out);
+	window_sections(&out, run);
+	struct xs_buf data = { .grow = xs_cli_buf_grow };
+	page_data(&data, run);
+	add_script_json(&out, &data);
+	xs_cli_buf_release(&data);
+	xs_buf_add(&out, "<script>\n");
+	xs_buf_add(&out, g_asset_report_js);
+	xs_buf_add(&out, "</script>\n</body>\n</html>\n");
+	if (!output) {
+		size_t n = strlen(run->path);
+		if (n > 6 && !strcmp(run->path + n - 6, ".jsonl"))
+			n -= 6;
+		made = malloc(n + 6);
+		if (!made) {
+			xs_error("out of memory");
+			xs_cli_buf_release(&out);
+			return XS_EXIT_DATA;
+		}
+		memcpy(made, run->path, n);
+		strcpy(made + n, ".html");
+		output = made;
+	}
+	int status = xs_cli_write_output(output, &out);
+	if (status == XS_EXIT_OK && strcmp(output, "-"))
+		fprintf(stderr, "exitscope: wrote '%s'\n", output);
+	free(made);
+	xs_cli_buf_release(&out);
+	return status;
+}
