@@ -35,3 +35,29 @@ wait_for() {
   done
   return 1
 }
+
+# golden NAME ARG...: run "exitscope ARG..." in the directory $G (so that
+# file names in the output are short and stable); its exit status, stdout
+# and stderr, laid out as below, must equal $G/NAME.golden byte for byte:
+#   status N
+#   --- stdout
+#   ...
+#   --- stderr
+#   ...
+# XS_GOLDEN_UPDATE=1 rewrites the golden files instead (review with git diff).
+golden() {
+  local name=$1; shift
+  local got=$SCRATCH/$name.golden status xs
+  xs=$(cd "$(dirname "$XS")" && pwd)/$(basename "$XS")
+  (cd "$G" && "$xs" "$@" >"$SCRATCH/out" 2>"$SCRATCH/err" </dev/null)
+  status=$?
+  { echo "status $status"; echo "--- stdout"; cat "$SCRATCH/out"; echo "--- stderr"; cat "$SCRATCH/err"; } >"$got"
+  if [ -n "${XS_GOLDEN_UPDATE:-}" ]; then
+    cp "$got" "$G/$name.golden"
+    ok "golden $name: updated"
+  elif cmp -s "$got" "$G/$name.golden"; then
+    ok "golden $name: exitscope $*"
+  else
+    fail "golden $name: exitscope $*" "$(diff -u "$G/$name.golden" "$got" 2>&1 | head -40)"
+  fi
+}

@@ -261,7 +261,7 @@ static int sample_push(struct xs_fold *f, struct sample *s, uint64_t ip, const c
 	struct raw_frame *r = &s->frames[s->count];
 	r->ip = ip;
 	r->name = strdup(name[0] ? name : "[unknown]");
-	r->dso = strdup(basename_of(dso));
+	r->dso = strdup(strcmp(dso, "[unknown]") ? basename_of(dso) : "");
 	if (!r->name || !r->dso) {
 		free(r->name);
 		free(r->dso);
@@ -326,16 +326,27 @@ static int sample_flush(struct xs_fold *f, int side, struct sample *s)
 	return err;
 }
 
+static void set_comm(struct sample *s, const char *from, const char *to)
+{
+	size_t n = (size_t)(to - from);
+	if (n >= sizeof(s->comm))
+		n = sizeof(s->comm) - 1;
+	memcpy(s->comm, from, n);
+	s->comm[n] = 0;
+	s->open = true;
+}
+
 /*
  * A sample's first line: "COMM TID PERIOD" when call chain lines follow,
- * or "COMM TID PERIOD IP SYM (DSO)" without call chains. COMM may hold
- * spaces, so it ends before the first "TID PERIOD" pair of decimals.
+ * or "COMM TID PERIOD IP SYM (DSO)" without call chains. COMM and SYM may
+ * hold spaces and digits: the first form is known by its two trailing
+ * decimals; in the second, the rightmost "TID PERIOD IP" wins.
  */
 static int parse_header(struct xs_fold *f, struct sample *s, char *line, size_t lineno)
 {
-	char *tok[64];
-	size_t tok_len[64], ntok = 0;
-	for (char *p = line; *p && ntok < 64;) {
+	char *tok[128];
+	size_t tok_len[128], ntok = 0;
+	for (char *p = line; *p && ntok < 128;) {
 		while (*p == ' ' || *p == '\t')
 			p++;
 		if (!*p)
@@ -346,23 +357,21 @@ static int parse_header(struct xs_fold *f, struct sample *s, char *line, size_t 
 		tok_len[ntok] = (size_t)(p - tok[ntok]);
 		ntok++;
 	}
-	for (size_t i = 1; i + 1 < ntok; i++) {
-		if (!all_digits(tok[i], tok_len[i], false) || !all_digits(tok[i + 1], tok_len[i + 1], false))
+	if (ntok >= 3 && all_digits(tok[ntok - 1], tok_len[ntok - 1], false) &&
+	    all_digits(tok[ntok - 2], tok_len[ntok - 2], false)) {
+		set_comm(s, tok[0], tok[ntok - 3] + tok_len[ntok - 3]);
+		return 0;
+	}
+	for (size_t i = ntok >= 4 ? ntok - 4 : 0; i >= 1 && i + 3 < ntok; i--) {
+		char *sym, *dso;
+		if (!all_digits(tok[i], tok_len[i], false) || !all_digits(tok[i + 1], tok_len[i + 1], false) ||
+		    !all_digits(tok[i + 2], tok_len[i + 2], true))
 			continue;
-		size_t comm_len = (size_t)(tok[i - 1] + tok_len[i - 1] - tok[0]);
-		if (comm_len >= sizeof(s->comm))
-			comm_len = sizeof(s->comm) - 1;
-		memcpy(s->comm, tok[0], comm_len);
-		s->comm[comm_len] = 0;
-		s->open = true;
-		if (i + 2 == ntok)
-			return 0;			/* call chain lines follow */
-		if (!all_digits(tok[i + 2], tok_len[i + 2], true))
-			break;
-		char *rest = tok[i + 2] + tok_len[i + 2], *sym, *dso;
 		uint64_t ip = strtoull(tok[i + 2], NULL, 16);
-		if (!split_sym_dso(rest, &sym, &dso))
+		char *comm_end = tok[i - 1] + tok_len[i - 1];
+		if (!split_sym_dso(tok[i + 2] + tok_len[i + 2], &sym, &dso))
 			break;
+		set_comm(s, tok[0], comm_end);
 		return sample_push(f, s, ip, sym, dso);
 	}
 	return fail(f, -EINVAL, "line %zu: expected a sample's 'COMM TID PERIOD' line", lineno);
@@ -648,7 +657,12 @@ static int read_perf_data(struct xs_fold *f, int side, const char *path)
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (!err && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-		perf_complaint(f, err_file, "perf script failed");
+		char what[64];
+		if (WIFEXITED(status))
+			snprintf(what, sizeof(what), "perf script failed (status %d)", WEXITSTATUS(status));
+		else
+			snprintf(what, sizeof(what), "perf script died of signal %d", WTERMSIG(status));
+		perf_complaint(f, err_file, what);
 		err = -EINVAL;
 	} else if (err == -EINVAL) {
 		char why[sizeof(f->msg)];
@@ -666,8 +680,9 @@ int xs_fold_read_file(struct xs_fold *f, int side, const char *path)
 	FILE *in = fopen(path, "re");
 	if (!in)
 		return fail(f, -errno, "%s", strerror(errno));
-	size_t got = fread(magic, 1, sizeof(magic), in);
-	if (got == sizeof(magic) && !memcmp(magic, "PERFILE2", 8)) {
+	size_t got = fread(magic, 1, sizeof(magic), in), len = strlen(path);
+	bool data_name = len > 5 && !strcmp(path + len - 5, ".data");
+	if ((got == sizeof(magic) && !memcmp(magic, "PERFILE2", 8)) || data_name) {
 		fclose(in);
 		return read_perf_data(f, side, path);
 	}

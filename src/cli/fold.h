@@ -85,7 +85,7 @@ int xs_fold_check_perf_data(struct xs_fold *f, const char *path);
 
 /*
  * Fold a profile file onto side: a perf.data file (recognised by its
- * magic) through `perf script` (the program named by $PERF, else "perf"),
+ * magic, or named *.data) through `perf script` (the program named by $PERF, else "perf"),
  * or any other file as folded stacks. fold->msg says why on failure,
  * including perf's own complaint.
  */

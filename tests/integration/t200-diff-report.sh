@@ -14,30 +14,6 @@
 G=$XS_ROOT/tests/golden
 XS=$(cd "$(dirname "$XS")" && pwd)/$(basename "$XS")	# golden() runs it from $G
 
-# golden NAME ARG...: run "exitscope ARG..." in tests/golden (so that file
-# names in the output are short and stable); its exit status, stdout and
-# stderr, laid out as below, must equal tests/golden/NAME.golden byte for byte:
-#   status N
-#   --- stdout
-#   ...
-#   --- stderr
-#   ...
-golden() {
-  local name=$1; shift
-  local got=$SCRATCH/$name.golden status
-  (cd "$G" && "$XS" "$@" >"$SCRATCH/out" 2>"$SCRATCH/err" </dev/null)
-  status=$?
-  { echo "status $status"; echo "--- stdout"; cat "$SCRATCH/out"; echo "--- stderr"; cat "$SCRATCH/err"; } >"$got"
-  if [ -n "${XS_GOLDEN_UPDATE:-}" ]; then
-    cp "$got" "$G/$name.golden"
-    ok "golden $name: updated"
-  elif cmp -s "$got" "$G/$name.golden"; then
-    ok "golden $name: exitscope $*"
-  else
-    fail "golden $name: exitscope $*" "$(diff -u "$G/$name.golden" "$got" 2>&1 | head -40)"
-  fi
-}
-
 # --- diff: text ---
 golden diff-last          diff run1.jsonl run2.jsonl
 golden diff-seq           diff run1.jsonl:1 run2.jsonl:-2
@@ -54,6 +30,10 @@ golden report-extremes    report extremes.jsonl
 golden report-json        report --json run1.jsonl
 golden report-corrupt     report corrupt.jsonl
 golden report-corrupt-json report --json corrupt.jsonl
+golden report-compare     report --compare 0,2 run1.jsonl
+golden err-report-compare-seq report --compare 0,9 run1.jsonl
+golden err-report-compare-arg report --compare 0 run1.jsonl
+golden err-report-html-json report --html --json run1.jsonl
 # --- errors: message and status ---
 golden err-diff-no-args   diff
 golden err-diff-one-arg   diff run1.jsonl
