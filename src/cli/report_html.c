@@ -7,8 +7,8 @@
  *
  * Each window's profile file ("profile": {"file": ...} in its record) is
  * looked up beside the record file and folded through perf script
- * (fold.h); a profile that cannot be read costs a warning on stderr and a
- * note in the page, not the report.
+ * (fold.h), windows in parallel; a profile that cannot be read costs a
+ * warning on stderr and a note in the page, not the report.
  */
 #include <errno.h>
 #include <math.h>
@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "assets.h"
 #include "cli/cli.h"
 #include "cli/flamesvg.h"
@@ -321,8 +323,63 @@ static void flame_graph(struct xs_buf *out, const struct xs_run *run, const stru
 	xs_buf_add(out, "</div>\n");
 }
 
+/*
+ * Each profiled window's flame graph, built in up to one child process
+ * per CPU (perf script's unwinding is the report's main cost), each
+ * writing its HTML into its own unnamed temporary file. files[i] is NULL
+ * for a window without a profile; a window whose child failed gets a note.
+ */
+static void flames_build(const struct xs_run *run, FILE **files)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t slots = cpus < 1 ? 1 : cpus > 8 ? 8 : (size_t)cpus, running = 0;
+	fflush(NULL);
+	for (size_t i = 0; i <= run->count; i++) {
+		while (running && (running == slots || i == run->count)) {
+			if (wait(NULL) < 0 && errno != EINTR)
+				break;
+			running--;
+		}
+		if (i == run->count || !profile_of(&run->records[i]) || !(files[i] = tmpfile()))
+			continue;
+		pid_t pid = fork();
+		if (pid == 0) {
+			struct xs_buf b = { .grow = xs_cli_buf_grow };
+			flame_graph(&b, run, &run->records[i]);
+			bool written = !b.failed && fwrite(b.data, 1, b.len, files[i]) == b.len &&
+				       fflush(files[i]) == 0;
+			_exit(written ? 0 : 1);
+		}
+		if (pid < 0) {		/* no process to spare: build it here */
+			struct xs_buf b = { .grow = xs_cli_buf_grow };
+			flame_graph(&b, run, &run->records[i]);
+			if (fwrite(b.data, 1, b.len, files[i]) != b.len)
+				b.failed = true;
+			xs_cli_buf_release(&b);
+			continue;
+		}
+		running++;
+	}
+}
+
+/* Append what flames_build left in file, and close it. */
+static void flame_take(struct xs_buf *out, FILE *file)
+{
+	char chunk[65536];
+	size_t n, before = out->len;
+	rewind(file);
+	while ((n = fread(chunk, 1, sizeof(chunk), file)) > 0)
+		xs_buf_addn(out, chunk, n);
+	if (out->len == before)
+		xs_buf_add(out, "<p class=\"warn\">the flame graph could not be built (out of memory or disk)</p>\n");
+	fclose(file);
+}
+
 static void window_sections(struct xs_buf *out, const struct xs_run *run)
 {
+	FILE **flames = calloc(run->count, sizeof(*flames));
+	if (flames)
+		flames_build(run, flames);
 	for (size_t i = 0; i < run->count; i++) {
 		const struct xs_record *r = &run->records[i];
 		addf(out, "<section class=\"window\" id=\"w%zu\" data-seq=\"%llu\">\n<h2>Window %llu: ", i,
@@ -340,9 +397,13 @@ static void window_sections(struct xs_buf *out, const struct xs_run *run)
 		xs_buf_add(out, " enters</p>\n");
 		syscall_chart(out, r);
 		threads_table(out, r);
-		flame_graph(out, run, r);
+		if (flames && flames[i])
+			flame_take(out, flames[i]);
+		else
+			flame_graph(out, run, r);
 		xs_buf_add(out, "</section>\n");
 	}
+	free(flames);
 }
 
 /* The run's SERIES_TOP system calls with the most calls over all windows
