@@ -75,7 +75,7 @@ if ! command -v perf >/dev/null; then
 fi
 mkdir -p "$SCRATCH/p"
 "$XS" run -o "$SCRATCH/p" -p --format none -- "$T/tp_hot" phases 2 300 >"$SCRATCH/p.out" 2>&1
-pid=$(ls "$SCRATCH/p" | sed -n 's/^exitscope-\([0-9]*\)\.jsonl$/\1/p')
+j=("$SCRATCH"/p/exitscope-*.jsonl); pid=${j[0]##*/exitscope-}; pid=${pid%.jsonl}
 data=$SCRATCH/p/exitscope-$pid-1.data
 "$XS" flame --frames --per-thread "$data" >"$SCRATCH/frames" 2>"$SCRATCH/frames.err"
 expect_eq "real profile: flame --frames exits 0" "0" "$?"

@@ -40,7 +40,7 @@ else fail "browser harness: a page's script error is seen" "$(cat "$SCRATCH/brok
 mkdir -p "$SCRATCH/run"
 "$XS" run -o "$SCRATCH/run" -p -g fp -i 150 --format none -- "$T/tp_hot" phases 3 300 >"$SCRATCH/run.out" 2>&1
 expect_eq "tp_hot phases ran under exitscope" "phases 3 marks OK" "$(cat "$SCRATCH/run.out")"
-pid=$(ls "$SCRATCH/run" | sed -n 's/^exitscope-\([0-9]*\)\.jsonl$/\1/p')
+j=("$SCRATCH"/run/exitscope-*.jsonl); pid=${j[0]##*/exitscope-}; pid=${pid%.jsonl}
 jsonl=$SCRATCH/run/exitscope-$pid.jsonl
 "$XS" report --html "$jsonl" -o "$SCRATCH/report.html" 2>"$SCRATCH/report.err"
 expect_eq "report --html: status 0" 0 "$?"
