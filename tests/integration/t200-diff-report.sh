@@ -114,3 +114,14 @@ fi
 expect_eq "report of a real run: status 0, nothing on stderr" "0 " "$? $(cat "$SCRATCH/real-report.err")"
 expect_eq "report of a real run: one exit window with getppid=4500 on top" "exit getppid=4500" \
   "$(awk '$1 == "0" {print $2, $12}' "$SCRATCH/real-report.out")"
+
+# --- report --html skips a corrupt line with a warning and reports the rest ---
+(cd "$G" && "$XS" report --html corrupt.jsonl -o "$SCRATCH/corrupt.html") 2>"$SCRATCH/corrupt-html.err"
+expect_eq "report --html corrupt.jsonl: status 0" 0 "$?"
+expect_eq "report --html corrupt.jsonl: the same warnings as the text report" \
+  "$(cd "$G" && "$XS" report corrupt.jsonl 2>&1 >/dev/null)" "$(grep -v '^exitscope: wrote' "$SCRATCH/corrupt-html.err")"
+expect_eq "report --html corrupt.jsonl: one table row per valid record" \
+  "$(cd "$G" && "$XS" report --json corrupt.jsonl 2>/dev/null | jq '.windows | length')" \
+  "$(grep -c '^<tr data-seq=' "$SCRATCH/corrupt.html")"
+grep -q 'corrupt lines skipped\|corrupt line skipped' "$SCRATCH/corrupt.html"
+expect_eq "report --html corrupt.jsonl: the page says lines were skipped" 0 "$?"

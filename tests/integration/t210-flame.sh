@@ -125,3 +125,14 @@ if [ -e /dev/full ]; then
   grep -q "cannot write '/dev/full': No space left on device" "$SCRATCH/full.err"
   expect_eq "full disk (/dev/full): says so" 0 "$?"
 fi
+
+# --- report --html with a profile that is gone: a warning and a note, the rest is there ---
+rm -f "$SCRATCH/p/exitscope-$pid-0.data"
+"$XS" report --html "$SCRATCH/p/exitscope-$pid.jsonl" -o "$SCRATCH/gone.html" 2>"$SCRATCH/gone.err"
+expect_eq "report --html with a missing profile: status 0" 0 "$?"
+grep -q "^exitscope: warning: cannot read profile '.*exitscope-$pid-0.data' of window 0: No such file or directory; reported without it$" "$SCRATCH/gone.err"
+expect_eq "report --html with a missing profile: warns, naming the file and window" 0 "$?"
+flames=$(grep -c '<svg xmlns="http://www.w3.org/2000/svg" class="xs-flame"' "$SCRATCH/gone.html")
+notes=$(grep -c 'profile not readable: No such file or directory' "$SCRATCH/gone.html")
+expect_eq "report --html with a missing profile: the other windows' flame graphs and one note" \
+  "$(( $(jq -s '[.[] | select(.profile != null)] | length' "$SCRATCH/p/exitscope-$pid.jsonl") - 1 )) 1" "$flames $notes"
