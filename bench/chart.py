@@ -1,6 +1,6 @@
 """bench/chart.py RATIOS_TSV OUT.svg [TITLE]: a horizontal bar chart of the
 ratio table (times slower than native, log scale), one group per workload, one
-bar per variant (median), a whisker from min to max. The SVG is written by
+bar per variant (median, drawn from 1× = native), a whisker from min to max. The SVG is written by
 hand: plain python3, standard library only.
 Input lines: "WORKLOAD<TAB>VARIANT<TAB>MEDIAN<TAB>MIN<TAB>MAX".
 """
@@ -29,7 +29,7 @@ COLOR = {
 
 def main():
     src, dst = sys.argv[1], sys.argv[2]
-    title = sys.argv[3] if len(sys.argv) > 3 else "Cost next to native (times slower, log scale; bar: median, whisker: min–max)"
+    title = sys.argv[3] if len(sys.argv) > 3 else "Times slower than native (log scale; bar: median ratio, whisker: min–max over the rounds)"
     groups = []  # [(workload, [(variant, med, lo, hi)])]
     for line in open(src):
         line = line.rstrip("\n")
@@ -80,10 +80,14 @@ def main():
         gh = len(bars) * bar_h
         s.append('<text x="%d" y="%.1f" text-anchor="end" dominant-baseline="middle">%s</text>' % (left - 8, y + gh / 2, escape(wl)))
         for v, med, lo, hi in bars:
-            s.append('<rect x="%d" y="%d" width="%.1f" height="%d" fill="%s"><title>%s: %.2f× (%.2f–%.2f)</title></rect>'
-                     % (left, y, max(x(med) - left, 1), bar_h - 1, COLOR.get(v, "#999"), escape(LABEL.get(v, v)), med, lo, hi))
+            # bars grow from 1× (native): right is slower, left is faster
+            x1, x2 = sorted((x(1), x(med)))
+            s.append('<rect x="%.1f" y="%d" width="%.1f" height="%d" fill="%s"><title>%s: %.2f× (%.2f–%.2f)</title></rect>'
+                     % (x1, y, max(x2 - x1, 1), bar_h - 1, COLOR.get(v, "#999"), escape(LABEL.get(v, v)), med, lo, hi))
             cy = y + (bar_h - 1) / 2
             s.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black" stroke-width="1"/>' % (x(lo), cy, x(hi), cy))
+            s.append('<text x="%.1f" y="%.1f" font-size="8" dominant-baseline="middle" fill="#333">%.2f</text>'
+                     % (max(x(hi), x2) + 3, cy + 0.5, med))
             y += bar_h
         y += gap
     s.append("</svg>")

@@ -2,15 +2,16 @@
 #   die MSG / say MSG           fail loudly / progress on stderr
 #   wrap VARIANT                sets WRAP=(...), the command prefix of a variant
 #   check_variant VARIANT       after a run: did the tool really record? (or die)
-#   now_ns                      CLOCK_REALTIME in ns (wall time from outside)
-#   elapsed VARIANT T0 T1       the run's seconds: T1 - T0, except under perf
+#   elapsed VARIANT T0 T1       the run's seconds: T1 - T0 (two readings of bash's
+#                               $EPOCHREALTIME, no process spawned to read the
+#                               clock), except under perf
 #                               stat, its own "seconds time elapsed" (see below)
 # Needs XS (the exitscope binary) and VTMP (a scratch directory of the caller).
 # shellcheck shell=bash disable=SC2034  # the variables are the callers'
 
 die() { echo "bench: $*" >&2; exit 1; }
 say() { echo "$*" >&2; }
-now_ns() { date +%s%N; }
+export LC_ALL=C   # a '.' in $EPOCHREALTIME and in awk's numbers
 
 # The variants, in the order they alternate within a round, and their labels.
 ALL_VARIANTS=(native xs xsp strace ptrace pstat precord)
@@ -58,7 +59,7 @@ check_variant() {
   esac
 }
 
-# elapsed VARIANT T0_NS T1_NS: seconds the workload ran. perf stat with every
+# elapsed VARIANT T0 T1: seconds the workload ran. perf stat with every
 # syscalls:sys_enter_* tracepoint spends seconds enabling and disabling the
 # ~370 events before and after the program runs (about 9 s on the development
 # VM; the start-up row of the results shows it): that is not the cost of
@@ -72,6 +73,6 @@ elapsed() {
     [[ $s =~ ^[0-9.]+$ ]] || die "perf stat: no 'seconds time elapsed' in its output"
     awk -v s="$s" 'BEGIN { printf "%.3f\n", s }'
   else
-    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", (b - a) / 1e9 }'
+    awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f\n", b - a }'
   fi
 }

@@ -42,10 +42,10 @@ db=$VTMP/bench.sqlite
 rm -f "$db" "$db-journal"
 for phase in insert query; do
   wrap "$variant"
-  t0=$(now_ns)
+  t0=$EPOCHREALTIME
   "${WRAP[@]}" sqlite3 "$db" <"$sql/$phase.sql" >"$VTMP/sqlite.out" 2>"$VTMP/sqlite.err" ||
     die "sqlite3 $phase under $variant failed (status $?): $(tail -c 300 "$VTMP/sqlite.err")"
-  t1=$(now_ns)
+  t1=$EPOCHREALTIME
   [ -s "$VTMP/sqlite.err" ] && die "sqlite3 $phase under $variant: $(tail -c 300 "$VTMP/sqlite.err")"
   check_variant "$variant"
   echo "sqlite_$phase $(elapsed "$variant" "$t0" "$t1")"

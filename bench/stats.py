@@ -13,6 +13,7 @@ times and latencies, native / variant for throughputs (requests per second).
 Fails (status 1) if a variant that ran has a metric with no sample.
 Plain python3 (standard library only).
 """
+import os
 import sys
 from collections import defaultdict
 
@@ -31,7 +32,7 @@ METRICS = [
     ("startup", "start-up and exit (/bin/true)", "ms", None),
     ("getppid", "getppid loop", "ns/call", False),
     ("pipe", "pipe write+read, 64 B", "ns/call", False),
-    ("dd", "dd bs=512, 200 MB", "s", False),
+    ("dd", "dd bs=512, %s MB" % os.environ.get("DD_MB", "200"), "s", False),
     ("sqlite_insert", "sqlite3 insert-heavy", "s", False),
     ("sqlite_query", "sqlite3 query-heavy", "s", False),
     ("redis_set_p1_rps", "redis SET -P 1, throughput", "req/s", True),

@@ -76,7 +76,7 @@ hwnote="This VM has hardware counters."
 say "syscall_path: perf record"
 perf record -q -e cpu-clock -F 4999 -g -o "$VTMP/perf.data" -- "$XS" run -o "$VTMP" --format none -- "$LOOP" "$((SP_N * 2))" >/dev/null 2>"$VTMP/err" ||
   die "syscall_path: perf record failed: $(head -c 300 "$VTMP/err")"
-perf report -i "$VTMP/perf.data" --comm getppid_loop --no-children --sort dso,sym --stdio -q -g none 2>/dev/null |
+perf report -i "$VTMP/perf.data" --comm getppid_loop --percentage relative --no-children --sort dso,sym --stdio -q -g none 2>/dev/null |
   awk 'NF >= 4 && $1 ~ /%$/ { p = $1; sub(/%/, "", p); dso = $2; sym = $4; for (i = 5; i <= NF; i++) sym = sym " " $i; print p "\t" dso "\t" sym }' >"$VTMP/syms"
 [ -s "$VTMP/syms" ] || die "syscall_path: perf report gave nothing"
 # parts of the path, by symbol
@@ -121,7 +121,7 @@ the kernel is what a native \`getppid\` costs: about $m_nat ns.
 $hwnote
 
 \`perf record -e cpu-clock -g\` of \`exitscope run -- getppid_loop $((SP_N * 2))\`, share of the
-program's samples by part of the path:
+program thread's samples (comm \`getppid_loop\`) by part of the path:
 
 | part | % of samples |
 |---|---|
