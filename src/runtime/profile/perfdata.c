@@ -89,10 +89,37 @@ static size_t str_len(const char *s)
 	return strlen(s);
 }
 
+#define XS_PERF_DISK_RESERVE (64 << 10)
+
+static void write_header_raw(struct xs_perf_file *f, const uint64_t features[4], long *result);
+
+/*
+ * The first error sticks, and the profile stops. The file is cut back to
+ * its complete records (a failed write may have left part of one), with
+ * the header and the sample count to match. On a full disk it is cut
+ * further, to a flush point at least XS_PERF_DISK_RESERVE bytes before
+ * its end (but never before its first flush, the set-up records that make
+ * it readable): those blocks go to the stats records, which matter more
+ * than the profile's last samples.
+ */
 static int fail(struct xs_perf_file *f, int err)
 {
-	if (!f->err)
-		f->err = err;
+	if (f->err)
+		return f->err;
+	f->err = err;
+	if (f->data_offset && f->fd >= 0) {
+		long r;
+		struct xs_perf_mark keep = { f->data_size, f->disk_samples };
+		if (err == -ENOSPC || err == -EDQUOT)
+			keep = f->mark_older.data_size > f->mark_first.data_size ? f->mark_older : f->mark_first;
+		if (keep.data_size > f->data_size)
+			keep = (struct xs_perf_mark){ f->data_size, f->disk_samples };
+		f->data_size = keep.data_size;
+		f->samples = f->disk_samples = keep.samples;
+		f->buf_len = 0;
+		write_header_raw(f, NULL, &r);
+		xs_sys2(SYS_ftruncate, f->fd, f->data_offset + f->data_size);
+	}
 	return f->err;
 }
 
@@ -116,8 +143,14 @@ static long pwrite_all(int fd, const void *p, size_t n, uint64_t off)
 
 static int write_header(struct xs_perf_file *f, const uint64_t features[4])
 {
-	struct file_header h;
 	long r;
+	write_header_raw(f, features, &r);
+	return r < 0 ? fail(f, (int)r) : 0;
+}
+
+static void write_header_raw(struct xs_perf_file *f, const uint64_t features[4], long *result)
+{
+	struct file_header h;
 
 	memset(&h, 0, sizeof(h));
 	h.magic = PERF_MAGIC2;
@@ -129,8 +162,7 @@ static int write_header(struct xs_perf_file *f, const uint64_t features[4])
 	h.data.size = f->data_size;
 	if (features)
 		memcpy(h.features, features, sizeof(h.features));
-	r = pwrite_all(f->fd, &h, sizeof(h), 0);
-	return r < 0 ? fail(f, (int)r) : 0;
+	*result = pwrite_all(f->fd, &h, sizeof(h), 0);
 }
 
 /* Write the buffered records after the complete ones, then count them in
@@ -148,6 +180,13 @@ static int write_out(struct xs_perf_file *f)
 		return fail(f, (int)r);
 	f->data_size += f->buf_len;
 	f->buf_len = 0;
+	f->disk_samples = f->samples;
+	if (!f->mark_first.data_size)
+		f->mark_first = (struct xs_perf_mark){ f->data_size, f->samples };
+	if (f->data_size - f->mark_recent.data_size >= XS_PERF_DISK_RESERVE) {
+		f->mark_older = f->mark_recent;
+		f->mark_recent = (struct xs_perf_mark){ f->data_size, f->samples };
+	}
 	return write_header(f, NULL);
 }
 

@@ -88,6 +88,12 @@ struct xs_perf_file {
 	size_t buf_size, buf_len;
 	bool round_open;		/* records since the last FINISHED_ROUND */
 	uint64_t samples, lost;
+	uint64_t disk_samples;		/* of them, in the complete records */
+	/* Flush points kept so that a full disk can be given back at least
+	 * XS_PERF_DISK_RESERVE bytes: older is that far behind recent. */
+	struct xs_perf_mark {
+		uint64_t data_size, samples;
+	} mark_recent, mark_older, mark_first;	/* first: the set-up records */
 	uint64_t first_time, last_time;	/* of samples */
 	uint64_t max_time;		/* newest record time so far */
 	uint64_t round_max;		/* newest at the last round's end */
