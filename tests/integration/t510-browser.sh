@@ -90,10 +90,20 @@ r.flames = Array.prototype.map.call(document.querySelectorAll('section.window'),
            shown: sec.querySelector('.fmatch').textContent };
 });
 r.compare = window.xsReport.compare(0, 1);
+r.ratios = RATIO_CASES.map(function (c) { return window.xsReport.ratio(c[0], c[1]); });
 return r;
 JS
+# ratios as C's printf("%.3f") rounds them (ties to even on the exact
+# double), which is how exitscope diff prints them; awk's printf is C's
+cases="16 1;16 3;8 5;1 3;2 3;3 2;2000 1;7 10;1 8;5 0;0 5;0 0;18446744073709551615 1"
+sed -i "s|RATIO_CASES|$(awk -v c="$cases" 'BEGIN { n = split(c, p, ";"); s = "["; for (i = 1; i <= n; i++) { split(p[i], x, " "); s = s (i > 1 ? "," : "") "[\"" x[1] "\",\"" x[2] "\"]" } print s "]" }')|" "$SCRATCH/report-check.js"
+expected_ratios=$(awk -v c="$cases" 'BEGIN { n = split(c, p, ";"); for (i = 1; i <= n; i++) { split(p[i], x, " ");
+  if (x[1] == 0 && x[2] == 0) r = "-"; else if (x[1] == 0) r = "new"; else if (x[2] == 0) r = "gone"; else r = sprintf("%.3f", x[2] / x[1]);
+  printf "%s%s", (i > 1 ? " " : ""), r } }')
 "$B" "$SCRATCH/report.html" "$SCRATCH/report-check.js" >"$SCRATCH/report.json"
 "$XS" diff "$jsonl:$(jq -s '.[0].seq' "$jsonl")" "$jsonl:$(jq -s '.[1].seq' "$jsonl")" >"$SCRATCH/diff.txt"
+got_ratios=$(jq -r '.result.ratios | join(" ")' "$SCRATCH/report.json")
+expect_eq "report page: ratios round like exitscope diff's printf (ties to even)" "$expected_ratios" "$got_ratios"
 
 /usr/bin/python3 - "$SCRATCH/report.json" "$SCRATCH/expected.json" "$SCRATCH/diff.txt" "$SCRATCH/hot-seq" <<'PY'
 import json, sys

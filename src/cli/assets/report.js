@@ -145,6 +145,7 @@
 
   /* for tests and scripts: the comparison of windows i and j as rows */
   window.xsReport = {
+    ratio: function (a, b) { return ratio(BigInt(a), BigInt(b)); },
     compare: function (i, j) {
       document.getElementById('cmp-a').value = String(i);
       document.getElementById('cmp-b').value = String(j);
