@@ -3,7 +3,8 @@
 # arithmetic on small hand-made inputs in tests/golden/flame/:
 #   - script.txt is perf script output (call chains, inlined frames, a
 #     sample without a call chain, thread names with spaces and digits,
-#     an unknown frame), fed through the real perf path by a stand-in perf
+#     an unknown frame, and the leaf perf's DWARF unwinding repeats after a
+#     syscall in glibc's write, which is dropped), fed through the real perf path by a stand-in perf
 #     (fake-perf, via $PERF) for a minimal valid perf.data header;
 #   - base.folded / new.folded (40 and 100 samples) check the normalised
 #     diff: every share and change is checked by hand below too;
