@@ -4,11 +4,11 @@
  * in samples (data-o, data-n) and depth (data-d).
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli/flamesvg.h"
+#include "cli/records.h"
 #include "assets.h"
 
 enum {
@@ -32,17 +32,6 @@ void xs_xml_text(struct xs_buf *out, const char *s)
 		default: xs_buf_addc(out, (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
 		}
 	}
-}
-
-static void addf(struct xs_buf *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void addf(struct xs_buf *out, const char *fmt, ...)
-{
-	char text[512];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	xs_buf_addn(out, text, n < 0 ? 0 : (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1);
 }
 
 static uint32_t hash_str(const char *s)
@@ -138,13 +127,13 @@ static void frame_title(struct xs_buf *out, const struct layout *l, uint32_t nod
 	else
 		xs_buf_add(out, "all");
 	if (l->side == 0) {
-		addf(out, " \xe2\x80\x94 %llu samples, %.2f%%", (unsigned long long)n->total[0],
+		xs_cli_addf(out, " \xe2\x80\x94 %llu samples, %.2f%%", (unsigned long long)n->total[0],
 		     xs_fold_share(f, node, 0) / 1e4);
 		if (node && n->self[0])
-			addf(out, " (self %llu)", (unsigned long long)n->self[0]);
+			xs_cli_addf(out, " (self %llu)", (unsigned long long)n->self[0]);
 		return;
 	}
-	addf(out, " \xe2\x80\x94 NEW %llu samples (%.2f%%), BASE %llu (%.2f%%), change %+.2f points",
+	xs_cli_addf(out, " \xe2\x80\x94 NEW %llu samples (%.2f%%), BASE %llu (%.2f%%), change %+.2f points",
 	     (unsigned long long)n->total[1], xs_fold_share(f, node, 1) / 1e4, (unsigned long long)n->total[0],
 	     xs_fold_share(f, node, 0) / 1e4, delta_pp(f, node));
 }
@@ -191,12 +180,12 @@ static void draw_frame(struct xs_buf *out, const struct layout *l, uint32_t node
 		frame_colour(colour, sizeof(colour), &f->frames[n->frame]);
 	else
 		snprintf(colour, sizeof(colour), "rgb(225,215,200)");
-	addf(out, "<g class=\"fr\" data-o=\"%llu\" data-n=\"%llu\" data-d=\"%u\" data-l=\"",
+	xs_cli_addf(out, "<g class=\"fr\" data-o=\"%llu\" data-n=\"%llu\" data-d=\"%u\" data-l=\"",
 	     (unsigned long long)l->offset[node], (unsigned long long)n->total[l->side], n->depth);
 	xs_xml_text(out, label);
 	xs_buf_add(out, "\"><title>");
 	frame_title(out, l, node);
-	addf(out, "</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" rx=\"2\"/>"
+	xs_cli_addf(out, "</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" rx=\"2\"/>"
 		  "<text x=\"%.1f\" y=\"%d\">",
 	     x, y, w < 0.1 ? 0.1 : w, FRAME_H - 1, colour, x + 3, y + FRAME_H - 5);
 	fitted_label(out, label, w);
@@ -225,7 +214,7 @@ void xs_flame_svg(struct xs_buf *out, const struct xs_fold *f, const struct xs_f
 	int height = TOP + (int)(l.max_depth + 1) * FRAME_H + BOTTOM;
 	if (style->standalone)
 		xs_buf_add(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n");
-	addf(out,
+	xs_cli_addf(out,
 	     "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"xs-flame\" width=\"%u\" height=\"%d\" "
 	     "viewBox=\"0 0 %u %d\" data-width=\"%u\" data-pad=\"%d\" data-total=\"%llu\" data-mode=\"%s\">\n",
 	     width, height, width, height, width, PAD, (unsigned long long)total, style->diff ? "diff" : "single");
@@ -234,28 +223,28 @@ void xs_flame_svg(struct xs_buf *out, const struct xs_fold *f, const struct xs_f
 		xs_buf_add(out, g_asset_flame_css);
 		xs_buf_add(out, "]]></style>\n");
 	}
-	addf(out, "<rect class=\"bg\" x=\"0\" y=\"0\" width=\"%u\" height=\"%d\"/>\n", width, height);
-	addf(out, "<text class=\"title\" x=\"%u\" y=\"22\" text-anchor=\"middle\">", width / 2);
+	xs_cli_addf(out, "<rect class=\"bg\" x=\"0\" y=\"0\" width=\"%u\" height=\"%d\"/>\n", width, height);
+	xs_cli_addf(out, "<text class=\"title\" x=\"%u\" y=\"22\" text-anchor=\"middle\">", width / 2);
 	xs_xml_text(out, style->title ? style->title : "Flame graph");
-	addf(out, "</text>\n<text class=\"subtitle\" x=\"%u\" y=\"40\" text-anchor=\"middle\">", width / 2);
+	xs_cli_addf(out, "</text>\n<text class=\"subtitle\" x=\"%u\" y=\"40\" text-anchor=\"middle\">", width / 2);
 	if (style->subtitle) {
 		xs_xml_text(out, style->subtitle);
 	} else if (style->diff) {
-		addf(out, "NEW %llu samples, BASE %llu; width: NEW, colour: change in share (red more, blue less)",
+		xs_cli_addf(out, "NEW %llu samples, BASE %llu; width: NEW, colour: change in share (red more, blue less)",
 		     (unsigned long long)f->nodes[0].total[1], (unsigned long long)f->nodes[0].total[0]);
 	} else {
-		addf(out, "%llu samples", (unsigned long long)total);
+		xs_cli_addf(out, "%llu samples", (unsigned long long)total);
 	}
 	if (style->diff && l.gone_frames)
-		addf(out, "; %llu frames only in BASE (%.2f%% of its samples)", (unsigned long long)l.gone_frames,
+		xs_cli_addf(out, "; %llu frames only in BASE (%.2f%% of its samples)", (unsigned long long)l.gone_frames,
 		     f->nodes[0].total[0] ? 100.0 * (double)l.gone_samples / (double)f->nodes[0].total[0] : 0);
 	if (f->truncated_stacks)
-		addf(out, "; %llu stacks cut at %d frames", (unsigned long long)f->truncated_stacks, XS_FOLD_MAX_DEPTH);
+		xs_cli_addf(out, "; %llu stacks cut at %d frames", (unsigned long long)f->truncated_stacks, XS_FOLD_MAX_DEPTH);
 	xs_buf_add(out, "</text>\n");
-	addf(out, "<text class=\"reset\" x=\"%d\" y=\"22\" style=\"display:none\">Reset zoom</text>\n", PAD);
-	addf(out, "<text class=\"search\" x=\"%u\" y=\"22\" text-anchor=\"end\">Search</text>\n", width - PAD);
-	addf(out, "<text class=\"matched\" x=\"%u\" y=\"%d\" text-anchor=\"end\"> </text>\n", width - PAD, height - 9);
-	addf(out, "<text class=\"details\" x=\"%d\" y=\"%d\"> </text>\n<g class=\"frames\">\n", PAD, height - 9);
+	xs_cli_addf(out, "<text class=\"reset\" x=\"%d\" y=\"22\" style=\"display:none\">Reset zoom</text>\n", PAD);
+	xs_cli_addf(out, "<text class=\"search\" x=\"%u\" y=\"22\" text-anchor=\"end\">Search</text>\n", width - PAD);
+	xs_cli_addf(out, "<text class=\"matched\" x=\"%u\" y=\"%d\" text-anchor=\"end\"> </text>\n", width - PAD, height - 9);
+	xs_cli_addf(out, "<text class=\"details\" x=\"%d\" y=\"%d\"> </text>\n<g class=\"frames\">\n", PAD, height - 9);
 	if (total)
 		for (size_t i = 0; i < f->node_count; i++)
 			if (drawn(&l, (uint32_t)i))

@@ -368,6 +368,16 @@ int xs_cli_finish_stdout(void)
 	return XS_EXIT_OK;
 }
 
+void xs_cli_addf(struct xs_buf *b, const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	xs_buf_addn(b, text, n < 0 ? 0 : (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1);
+}
+
 /* Columns that s takes on a UTF-8 terminal: one per character (not per
  * byte), taking every character as one column wide. */
 static int text_columns(const char *s, size_t n)

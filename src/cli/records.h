@@ -136,6 +136,8 @@ int xs_cli_write_output(const char *path, struct xs_buf *b);
  * XS_EXIT_DATA. */
 int xs_cli_finish_stdout(void);
 
+/* printf into b (one piece of at most 1023 bytes). */
+void xs_cli_addf(struct xs_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* s right-aligned in width columns. */
 void xs_cli_right(struct xs_buf *b, const char *s, int width);
 /* s with control bytes shown as '?', left-aligned in width columns. */

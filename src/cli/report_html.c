@@ -12,7 +12,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,17 +34,6 @@ static const char *const g_scalar_titles[XS_REC_NSCALARS] = {
 static const char *const g_series_colours[SERIES_TOP + 1] = {
 	"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#bab0ac",
 };
-
-static void addf(struct xs_buf *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void addf(struct xs_buf *out, const char *fmt, ...)
-{
-	char text[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	xs_buf_addn(out, text, n < 0 ? 0 : (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1);
-}
 
 /* A decimal with thousands separators, for people. */
 static void add_count(struct xs_buf *out, uint64_t v)
@@ -101,11 +89,11 @@ static void page_head(struct xs_buf *out, const struct xs_run *run)
 	xs_flame_assets(out);
 	xs_buf_add(out, "</head>\n<body>\n<h1>exitscope report</h1>\n<p class=\"meta\">");
 	xs_xml_text(out, run->path);
-	addf(out, " &middot; pid %llu &middot; %zu window%s &middot; %.3f s from the first window's start to the last one's end",
+	xs_cli_addf(out, " &middot; pid %llu &middot; %zu window%s &middot; %.3f s from the first window's start to the last one's end",
 	     (unsigned long long)first->pid, run->count, run->count == 1 ? "" : "s",
 	     last->end_ns > first->start_ns ? seconds(last->end_ns - first->start_ns) : 0.0);
 	if (run->skipped_count)
-		addf(out, " &middot; <span class=\"warn\">%zu corrupt line%s skipped</span>", run->skipped_count,
+		xs_cli_addf(out, " &middot; <span class=\"warn\">%zu corrupt line%s skipped</span>", run->skipped_count,
 		     run->skipped_count == 1 ? "" : "s");
 	xs_buf_add(out, "</p>\n");
 }
@@ -116,16 +104,16 @@ static void windows_table(struct xs_buf *out, const struct xs_run *run)
 	xs_buf_add(out, "<section id=\"windows\">\n<h2>Windows</h2>\n<table id=\"windows-table\">\n<thead><tr>"
 			"<th>seq</th><th>reason</th><th>label</th><th>start s</th><th>length s</th>");
 	for (int i = 0; i < XS_REC_NSCALARS; i++)
-		addf(out, "<th>%s</th>", g_scalar_titles[i]);
+		xs_cli_addf(out, "<th>%s</th>", g_scalar_titles[i]);
 	xs_buf_add(out, "<th>samples</th></tr></thead>\n<tbody>\n");
 	for (size_t i = 0; i < run->count; i++) {
 		const struct xs_record *r = &run->records[i];
-		addf(out, "<tr data-seq=\"%llu\"><td><a href=\"#w%zu\">%llu</a></td><td>", (unsigned long long)r->seq, i,
+		xs_cli_addf(out, "<tr data-seq=\"%llu\"><td><a href=\"#w%zu\">%llu</a></td><td>", (unsigned long long)r->seq, i,
 		     (unsigned long long)r->seq);
 		xs_xml_text(out, r->reason);
 		xs_buf_add(out, "</td><td>");
 		add_label(out, r);
-		addf(out, "</td><td class=\"n\">%.3f</td><td class=\"n\">%.6f</td>",
+		xs_cli_addf(out, "</td><td class=\"n\">%.3f</td><td class=\"n\">%.6f</td>",
 		     r->start_ns >= t0 ? seconds(r->start_ns - t0) : 0.0, seconds(xs_record_duration_ns(r)));
 		for (int k = 0; k < XS_REC_NSCALARS; k++) {
 			xs_buf_add(out, "<td class=\"n\">");
@@ -170,9 +158,9 @@ static void bar_panel(struct xs_buf *out, int x, const char *title, const struct
 		      const size_t *idx, size_t n, bool by_time)
 {
 	enum { NAME_W = 150, BAR_W = 250, ROW_H = 18 };
-	addf(out, "<text class=\"ptitle\" x=\"%d\" y=\"16\">%s</text>\n", x, title);
+	xs_cli_addf(out, "<text class=\"ptitle\" x=\"%d\" y=\"16\">%s</text>\n", x, title);
 	if (!n) {
-		addf(out, "<text class=\"empty\" x=\"%d\" y=\"40\">no system calls</text>\n", x);
+		xs_cli_addf(out, "<text class=\"empty\" x=\"%d\" y=\"40\">no system calls</text>\n", x);
 		return;
 	}
 	const struct xs_rec_syscall *top = &c->sys[idx[0]];
@@ -182,19 +170,19 @@ static void bar_panel(struct xs_buf *out, int x, const char *title, const struct
 		uint64_t v = by_time ? s->ns : s->calls;
 		double w = max ? (double)BAR_W * (double)v / (double)max : 0;
 		int y = 26 + (int)i * ROW_H;
-		addf(out, "<g class=\"bar\" data-name=\"");
+		xs_cli_addf(out, "<g class=\"bar\" data-name=\"");
 		xs_xml_text(out, s->name);
-		addf(out, "\" data-value=\"%llu\"><title>", (unsigned long long)v);
+		xs_cli_addf(out, "\" data-value=\"%llu\"><title>", (unsigned long long)v);
 		xs_xml_text(out, s->name);
-		addf(out, ": %llu calls, %llu errors, %.3f ms</title>", (unsigned long long)s->calls,
+		xs_cli_addf(out, ": %llu calls, %llu errors, %.3f ms</title>", (unsigned long long)s->calls,
 		     (unsigned long long)s->errors, (double)s->ns / 1e6);
-		addf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", x + NAME_W - 6, y + 12);
+		xs_cli_addf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", x + NAME_W - 6, y + 12);
 		xs_xml_text(out, s->name);
-		addf(out, "</text><rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>", x + NAME_W, y,
+		xs_cli_addf(out, "</text><rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\"/>", x + NAME_W, y,
 		     w < 1 ? 1.0 : w, ROW_H - 4, by_time ? "#e15759" : "#4e79a7");
-		addf(out, "<text class=\"v\" x=\"%.1f\" y=\"%d\">", x + NAME_W + (w < 1 ? 1.0 : w) + 4, y + 12);
+		xs_cli_addf(out, "<text class=\"v\" x=\"%.1f\" y=\"%d\">", x + NAME_W + (w < 1 ? 1.0 : w) + 4, y + 12);
 		if (by_time)
-			addf(out, "%.3f ms", (double)v / 1e6);
+			xs_cli_addf(out, "%.3f ms", (double)v / 1e6);
 		else
 			add_count(out, v);
 		xs_buf_add(out, "</text></g>\n");
@@ -207,7 +195,7 @@ static void syscall_chart(struct xs_buf *out, const struct xs_record *r)
 	size_t n = xs_rec_top_syscalls(&r->window, by_calls, TOP_BARS);
 	top_by_time(&r->window, by_time, TOP_BARS);
 	int height = 36 + (int)(n ? n : 1) * 18;
-	addf(out, "<svg class=\"xs-chart\" data-seq=\"%llu\" width=\"1100\" height=\"%d\" viewBox=\"0 0 1100 %d\">\n",
+	xs_cli_addf(out, "<svg class=\"xs-chart\" data-seq=\"%llu\" width=\"1100\" height=\"%d\" viewBox=\"0 0 1100 %d\">\n",
 	     (unsigned long long)r->seq, height, height);
 	bar_panel(out, 0, "top system calls by count", &r->window, by_calls, n, false);
 	bar_panel(out, 560, "top system calls by time", &r->window, by_time, n, true);
@@ -218,7 +206,7 @@ static void threads_table(struct xs_buf *out, const struct xs_record *r)
 {
 	const struct xs_json *threads = xs_json_get(xs_json_root(r->doc), "threads");
 	size_t count = threads && threads->type == XS_JSON_ARRAY ? threads->count : 0;
-	addf(out, "<details class=\"threads\"%s><summary>Threads (%zu)</summary>\n", count <= 16 ? " open" : "",
+	xs_cli_addf(out, "<details class=\"threads\"%s><summary>Threads (%zu)</summary>\n", count <= 16 ? " open" : "",
 	     count);
 	if (!count) {
 		xs_buf_add(out, "<p class=\"none\">no per-thread counters in this record</p></details>\n");
@@ -226,14 +214,14 @@ static void threads_table(struct xs_buf *out, const struct xs_record *r)
 	}
 	xs_buf_add(out, "<table><thead><tr><th>tid</th><th>name</th>");
 	for (int i = 0; i < XS_REC_NSCALARS; i++)
-		addf(out, "<th>%s</th>", g_scalar_titles[i]);
+		xs_cli_addf(out, "<th>%s</th>", g_scalar_titles[i]);
 	xs_buf_add(out, "<th>top system calls</th></tr></thead>\n<tbody>\n");
 	for (const struct xs_json *t = threads->first; t; t = t->next) {
 		uint64_t tid = 0, v;
 		const struct xs_json *comm = xs_json_get(t, "comm"), *win = xs_json_get(t, "window");
 		const struct xs_json *exited = xs_json_get(t, "exited");
 		xs_json_u64(xs_json_get(t, "tid"), &tid);
-		addf(out, "<tr><td class=\"n\">%llu</td><td>", (unsigned long long)tid);
+		xs_cli_addf(out, "<tr><td class=\"n\">%llu</td><td>", (unsigned long long)tid);
 		if (comm && comm->type == XS_JSON_STRING)
 			xs_xml_text(out, comm->str);
 		if (exited && exited->type == XS_JSON_TRUE)
@@ -382,7 +370,7 @@ static void window_sections(struct xs_buf *out, const struct xs_run *run)
 		flames_build(run, flames);
 	for (size_t i = 0; i < run->count; i++) {
 		const struct xs_record *r = &run->records[i];
-		addf(out, "<section class=\"window\" id=\"w%zu\" data-seq=\"%llu\">\n<h2>Window %llu: ", i,
+		xs_cli_addf(out, "<section class=\"window\" id=\"w%zu\" data-seq=\"%llu\">\n<h2>Window %llu: ", i,
 		     (unsigned long long)r->seq, (unsigned long long)r->seq);
 		xs_xml_text(out, r->reason);
 		if (r->label) {
@@ -390,7 +378,7 @@ static void window_sections(struct xs_buf *out, const struct xs_run *run)
 			xs_xml_text(out, r->label);
 			xs_buf_add(out, "&rdquo;");
 		}
-		addf(out, ", %.6f s</h2>\n<p class=\"meta\">", seconds(xs_record_duration_ns(r)));
+		xs_cli_addf(out, ", %.6f s</h2>\n<p class=\"meta\">", seconds(xs_record_duration_ns(r)));
 		add_count(out, r->window.scalar[XS_REC_EXITS]);
 		xs_buf_add(out, " exits, ");
 		add_count(out, r->window.scalar[XS_REC_ENTERS]);
@@ -480,16 +468,16 @@ static void time_series(struct xs_buf *out, const struct xs_run *run)
 		max_rate = 1;
 	double px_s = (W - LEFT - RIGHT) / span, px_rate = (H - TOP_M - BOTTOM_M) / max_rate;
 	xs_buf_add(out, "<section id=\"timeline\">\n<h2>Exits per second</h2>\n");
-	addf(out, "<svg class=\"xs-timeseries\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n", W, H, W, H);
+	xs_cli_addf(out, "<svg class=\"xs-timeseries\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\">\n", W, H, W, H);
 	int base = H - BOTTOM_M;
-	addf(out, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>", LEFT, base, W - RIGHT, base);
-	addf(out, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", LEFT, TOP_M, LEFT, base);
+	xs_cli_addf(out, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>", LEFT, base, W - RIGHT, base);
+	xs_cli_addf(out, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", LEFT, TOP_M, LEFT, base);
 	for (int k = 0; k <= 4; k++) {
 		double rate = max_rate * k / 4;
 		int y = base - (int)(rate * px_rate);
-		addf(out, "<text class=\"tick\" x=\"%d\" y=\"%d\" text-anchor=\"end\">%.0f</text>\n", LEFT - 6, y + 4, rate);
+		xs_cli_addf(out, "<text class=\"tick\" x=\"%d\" y=\"%d\" text-anchor=\"end\">%.0f</text>\n", LEFT - 6, y + 4, rate);
 		double t = span * k / 4;
-		addf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.2f s</text>\n",
+		xs_cli_addf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.2f s</text>\n",
 		     LEFT + t * px_s, base + 18, t);
 	}
 	for (size_t i = 0; i < run->count; i++) {
@@ -499,7 +487,7 @@ static void time_series(struct xs_buf *out, const struct xs_run *run)
 			continue;
 		double x = LEFT + seconds(r->start_ns - t0) * px_s, w = fmax(seconds(d) * px_s, 0.5);
 		double y = base, rest = (double)r->window.scalar[XS_REC_EXITS];
-		addf(out, "<g class=\"col\" data-seq=\"%llu\"><title>window %llu: %.0f exits/s</title>",
+		xs_cli_addf(out, "<g class=\"col\" data-seq=\"%llu\"><title>window %llu: %.0f exits/s</title>",
 		     (unsigned long long)r->seq, (unsigned long long)r->seq, rest / seconds(d));
 		for (size_t k = 0; k <= n; k++) {
 			double calls = k < n ? (double)calls_named(&r->window, names[k]) : rest;
@@ -509,14 +497,14 @@ static void time_series(struct xs_buf *out, const struct xs_run *run)
 			if (h <= 0)
 				continue;
 			y -= h;
-			addf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>", x, y, w, h,
+			xs_cli_addf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>", x, y, w, h,
 			     g_series_colours[k]);
 		}
 		xs_buf_add(out, "</g>\n");
 	}
 	for (size_t k = 0; k <= n; k++) {
 		int y = TOP_M + 10 + (int)k * 18;
-		addf(out, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%d\" y=\"%d\">",
+		xs_cli_addf(out, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/><text x=\"%d\" y=\"%d\">",
 		     W - RIGHT + 16, y - 10, g_series_colours[k], W - RIGHT + 34, y);
 		xs_xml_text(out, k < n ? names[k] : "other");
 		xs_buf_add(out, "</text>\n");
@@ -524,8 +512,8 @@ static void time_series(struct xs_buf *out, const struct xs_run *run)
 	xs_buf_add(out, "</svg>\n</section>\n");
 }
 
-/* The windows' counters for the comparison script; numbers as strings so
- * that 64-bit counts stay exact (the script uses BigInt). */
+/* The windows' counters for the comparison script; counts as strings so
+ * that 64-bit values stay exact (the script uses BigInt). */
 static void page_data(struct xs_buf *out, const struct xs_run *run)
 {
 	xs_buf_add(out, "{\"file\": ");
@@ -533,23 +521,17 @@ static void page_data(struct xs_buf *out, const struct xs_run *run)
 	xs_buf_add(out, ", \"windows\": [");
 	for (size_t i = 0; i < run->count; i++) {
 		const struct xs_record *r = &run->records[i];
-		addf(out, "%s{\"seq\": %llu, \"line\": %zu, \"reason\": ", i ? ", " : "", (unsigned long long)r->seq,
-		     r->line);
-		xs_buf_json_str(out, r->reason);
-		xs_buf_add(out, ", \"label\": ");
-		if (r->label)
-			xs_buf_json_str(out, r->label);
-		else
-			xs_buf_add(out, "null");
-		addf(out, ", \"duration_ns\": \"%llu\", \"scalars\": [", (unsigned long long)xs_record_duration_ns(r));
+		xs_buf_add(out, i ? ", {" : "{");
+		xs_record_json_fields(out, r);
+		xs_buf_add(out, ", \"scalars\": [");
 		for (int k = 0; k < XS_REC_NSCALARS; k++)
-			addf(out, "%s\"%llu\"", k ? ", " : "", (unsigned long long)r->window.scalar[k]);
+			xs_cli_addf(out, "%s\"%llu\"", k ? ", " : "", (unsigned long long)r->window.scalar[k]);
 		xs_buf_add(out, "], \"syscalls\": [");
 		for (size_t k = 0; k < r->window.sys_count; k++) {
 			const struct xs_rec_syscall *s = &r->window.sys[k];
 			xs_buf_add(out, k ? ", [" : "[");
 			xs_buf_json_str(out, s->name);
-			addf(out, ", \"%llu\", \"%llu\", \"%llu\"]", (unsigned long long)s->calls,
+			xs_cli_addf(out, ", \"%llu\", \"%llu\", \"%llu\"]", (unsigned long long)s->calls,
 			     (unsigned long long)s->errors, (unsigned long long)s->ns);
 		}
 		xs_buf_add(out, "]}");

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # t510: the HTML report and the flame graph SVGs in a real browser
 # (headless Chromium from Debian, no network, a fresh profile). A run of
-# tp_hot with three marked phases, a 150 ms --interval and a frame-pointer
+# tp_hot with three marked phases, a 150 ms --interval and a (DWARF)
 # profile gives a report; in Chromium:
 #   - the page loads with no console message at all (a page with a
 #     deliberate error is caught the same way, so the check can fail);
@@ -38,7 +38,7 @@ else fail "browser harness: a page's script error is seen" "$(cat "$SCRATCH/brok
 
 # --- a run with phases, intervals and a profile ---
 mkdir -p "$SCRATCH/run"
-"$XS" run -o "$SCRATCH/run" -p -g fp -i 150 --format none -- "$T/tp_hot" phases 3 300 >"$SCRATCH/run.out" 2>&1
+"$XS" run -o "$SCRATCH/run" -p -i 150 --format none -- "$T/tp_hot" phases 3 300 >"$SCRATCH/run.out" 2>&1
 expect_eq "tp_hot phases ran under exitscope" "phases 3 marks OK" "$(cat "$SCRATCH/run.out")"
 j=("$SCRATCH"/run/exitscope-*.jsonl); pid=${j[0]##*/exitscope-}; pid=${pid%.jsonl}
 jsonl=$SCRATCH/run/exitscope-$pid.jsonl
