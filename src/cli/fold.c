@@ -710,12 +710,11 @@ int xs_fold_read_file(struct xs_fold *f, int side, const char *path)
 
 /* --- output --- */
 
-static const struct xs_fold *g_sort_fold;
-
-static int compare_nodes(const void *x, const void *y)
+static int compare_nodes(const void *x, const void *y, void *fold)
 {
-	const struct xs_fold_frame *a = &g_sort_fold->frames[g_sort_fold->nodes[*(const uint32_t *)x].frame];
-	const struct xs_fold_frame *b = &g_sort_fold->frames[g_sort_fold->nodes[*(const uint32_t *)y].frame];
+	const struct xs_fold *f = fold;
+	const struct xs_fold_frame *a = &f->frames[f->nodes[*(const uint32_t *)x].frame];
+	const struct xs_fold_frame *b = &f->frames[f->nodes[*(const uint32_t *)y].frame];
 	int c = strcmp(a->name, b->name);
 	if (!c)
 		c = strcmp(a->dso, b->dso);
@@ -728,7 +727,6 @@ void xs_fold_sort(struct xs_fold *f)
 {
 	uint32_t *kids = NULL;
 	size_t cap = 0;
-	g_sort_fold = f;
 	for (size_t i = 0; i < f->node_count; i++) {
 		size_t n = 0;
 		for (uint32_t c = f->nodes[i].first_child; c; c = f->nodes[c].next_sibling) {
@@ -738,7 +736,7 @@ void xs_fold_sort(struct xs_fold *f)
 		}
 		if (n < 2)
 			continue;
-		qsort(kids, n, sizeof(*kids), compare_nodes);
+		qsort_r(kids, n, sizeof(*kids), compare_nodes, f);
 		f->nodes[i].first_child = kids[0];
 		for (size_t k = 0; k < n; k++)
 			f->nodes[kids[k]].next_sibling = k + 1 < n ? kids[k + 1] : 0;
