@@ -41,7 +41,8 @@ def main():
         groups[-1][1].append((v, float(med), float(lo), float(hi)))
     variants = [v for v in ORDER if any(v == b[0] for _, bars in groups for b in bars)]
     top = max(b[3] for _, bars in groups for b in bars)
-    lo_dec = 0.5  # the axis starts at 0.5x: a ratio below 1 still shows
+    low = min(b[2] for _, bars in groups for b in bars)
+    lo_dec = 0.5 if low >= 0.5 else 0.25 if low >= 0.25 else 0.1  # a ratio below 1 still shows
     hi_dec = 10 ** math.ceil(math.log10(max(top, 2)))
     left, right, bar_h, gap, width = 250, 30, 9, 10, 980
     plot_w = width - left - right
@@ -64,11 +65,11 @@ def main():
         s.append('<text x="%d" y="%d">%s</text>' % (lx + 20, ly + 10, escape(LABEL[v])))
     # grid: 0.5, 1, 2, 5, 10, 20, 50, ...
     ticks = []
-    d = 0.5
+    d = lo_dec
     while d <= hi_dec + 1e-9:
         ticks.append(d)
-        m = round(d / 10 ** math.floor(math.log10(d)))
-        d = d * (2.5 if m == 2 else 2)
+        m = round(d / 10 ** math.floor(math.log10(d)), 2)
+        d = d * (2.5 if m == 2 else 2) if m in (1, 2, 5) else d * 2
     y_end = height - 30
     for t in ticks:
         xx = x(t)

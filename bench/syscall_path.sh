@@ -127,6 +127,11 @@ program thread's samples (comm \`getppid_loop\`) by part of the path:
 |---|---|
 $(awk -F'\t' '{ printf "| %s | %s |\n", $2, $1 }' <<<"$parts")
 
+Read with the caveat above: \`syscall\` (libc), \`xs_syscall6\` and \`xs_sigsys_handler\` each
+hold the first user instruction after a return from the kernel (after rt_sigreturn, after the
+real call, after the SIGSYS delivery), so part of their share is the kernel's exit path. The
+kernel's own largest part is saving and restoring the FPU/AVX state in the signal frame.
+
 Top symbols:
 
 | % | where | symbol |
