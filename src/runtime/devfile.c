@@ -27,17 +27,18 @@ struct devfile {
 static struct devfile g_files[MAX_OPEN] = {
 	[0 ... MAX_OPEN - 1] = { .fd = -1 },
 };
-static volatile int g_lock;
-
+/* The table's lock lives in the process arena, which a fork child gets
+ * zeroed: a child forked while another thread held it must not inherit it
+ * held (it would spin forever, with every signal blocked). */
 static void lock(sigset_t *old)
 {
 	xs_block_all_signals(old);
-	xs_spin_lock(&g_lock);
+	xs_spin_lock(&g_proc->devfile_lock);
 }
 
 static void unlock(const sigset_t *old)
 {
-	xs_spin_unlock(&g_lock);
+	xs_spin_unlock(&g_proc->devfile_lock);
 	xs_restore_signals(old);
 }
 

@@ -110,6 +110,7 @@ struct xs_process {
 	uint32_t gen;			/* slot generations handed out */
 	volatile uint32_t dead;		/* dead slots not reclaimed yet */
 	volatile int window_lock;	/* the boundaries: see windows.c */
+	volatile int devfile_lock;	/* the /dev/exitscope table: see devfile.c */
 	uint64_t window_start_ns;	/* CLOCK_REALTIME */
 	uint64_t window_start_mono;
 	struct xs_usage usage_base;	/* RUSAGE_SELF when the window opened */
