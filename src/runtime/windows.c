@@ -47,8 +47,13 @@ int xs_windows_init(void)
 {
 	size_t size = (size_t)XS_MAX_THREADS * sizeof(struct slot_window);
 	if (g_slot_windows) {
-		/* a fork child: the mapping came back wiped, the rest is ours */
-		g_json.len = g_text.len = g_unwritten.len = g_reclaimed.len = 0;
+		/* A fork child: the mapping came back wiped. The buffers are
+		 * dropped, not emptied: the fork may have come between another
+		 * thread's mremap of one and its store of the new address, and
+		 * what they hold is the parent's. Their pages stay mapped, shared
+		 * copy-on-write with the parent until it writes them. */
+		struct xs_buf fresh = { .grow = xs_buf_mmap_grow };
+		g_json = g_text = g_unwritten = g_reclaimed = fresh;
 		return 0;
 	}
 	g_slot_windows = xs_map(size, true);
