@@ -8,15 +8,9 @@ import math
 import sys
 from html import escape
 
-ORDER = ["xs", "xsp", "strace", "ptrace", "pstat", "precord"]
-LABEL = {
-    "xs": "exitscope run",
-    "xsp": "exitscope run -p",
-    "strace": "strace -f -c",
-    "ptrace": "perf trace -s",
-    "pstat": "perf stat -e syscalls:sys_enter_*",
-    "precord": "perf record -F 199 -g dwarf",
-}
+from stats import LABEL, VARIANTS  # the variants' names live in one place
+
+ORDER = [v for v in VARIANTS if v != "native"]
 COLOR = {
     "xs": "#1f6fb4",
     "xsp": "#7fb2e0",
