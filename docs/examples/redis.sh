@@ -37,6 +37,6 @@ workload_seq=$(jq -r 'select(.label == "workload") | .seq' "$jsonl")
 "$XS" flame --per-thread --title "redis-server: the workload window (SET/GET, 16 pipelined)" \
   "$run/exitscope-$pid-$workload_seq.data" -o "$out/redis-workload.svg"
 if command -v chromium >/dev/null; then
-  /usr/bin/python3 "$root/tests/integration/lib-browser.py" --screenshot "$out/redis-report.png" "$out/redis-report.html" 2600
+  /usr/bin/python3 "$root/tests/integration/lib-browser.py" --screenshot "$out/redis-report.png" "$out/redis-report.html" 3400
 fi
 echo "pid $pid workload seq $workload_seq"

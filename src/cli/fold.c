@@ -290,15 +290,15 @@ static int sample_flush(struct xs_fold *f, int side, struct sample *s)
 		return -ENOMEM;
 	/*
 	 * perf's DWARF unwinding (libdw) repeats the leaf when a sample lands
-	 * right after a `syscall` in glibc's cancellable write path: "f838f
-	 * __GI___libc_write" twice, also in a plain `perf record --call-graph
-	 * dwarf` of a threaded writer. A caller is printed at its return
-	 * address minus one, so a real caller never prints the leaf's own
-	 * address: drop that copy.
+	 * right after a `syscall` in glibc's cancellable read or write paths:
+	 * "f838f __GI___libc_write" twice (or "f82ec __GI___libc_read
+	 * (inlined)" twice), also in a plain `perf record --call-graph dwarf`
+	 * of a threaded writer. A caller is printed at its return address
+	 * minus one, so a real caller never prints the leaf's own address:
+	 * drop that copy.
 	 */
 	if (s->count >= 2 && s->frames[0].ip == s->frames[1].ip && s->frames[0].ip &&
-	    !strcmp(s->frames[0].name, s->frames[1].name) && !strcmp(s->frames[0].dso, s->frames[1].dso) &&
-	    strcmp(s->frames[0].dso, "inlined")) {
+	    !strcmp(s->frames[0].name, s->frames[1].name) && !strcmp(s->frames[0].dso, s->frames[1].dso)) {
 		free(s->frames[1].name);
 		free(s->frames[1].dso);
 		memmove(&s->frames[1], &s->frames[2], (s->count - 2) * sizeof(s->frames[0]));
