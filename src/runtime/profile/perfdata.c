@@ -93,14 +93,30 @@ static size_t str_len(const char *s)
 
 static void write_header_raw(struct xs_perf_file *f, const uint64_t features[4], long *result);
 
+/* The latest flush point at least XS_PERF_DISK_RESERVE bytes before the
+ * end, but not before the first flush. */
+static struct xs_perf_mark reserve_mark(const struct xs_perf_file *f)
+{
+	uint64_t limit = f->data_size > XS_PERF_DISK_RESERVE ? f->data_size - XS_PERF_DISK_RESERVE : 0;
+	struct xs_perf_mark best = f->mark_first;
+	if (f->mark_older.data_size <= limit && f->mark_older.data_size > best.data_size)
+		best = f->mark_older;
+	for (unsigned i = 0; i < sizeof(f->marks) / sizeof(f->marks[0]); i++)
+		if (f->marks[i].data_size <= limit && f->marks[i].data_size > best.data_size)
+			best = f->marks[i];
+	if (best.data_size > f->data_size)	/* nothing flushed yet */
+		best = (struct xs_perf_mark){ f->data_size, f->disk_samples };
+	return best;
+}
+
 /*
  * The first error sticks, and the profile stops. The file is cut back to
  * its complete records (a failed write may have left part of one), with
  * the header and the sample count to match. On a full disk it is cut
- * further, to a flush point at least XS_PERF_DISK_RESERVE bytes before
- * its end (but never before its first flush, the set-up records that make
- * it readable): those blocks go to the stats records, which matter more
- * than the profile's last samples.
+ * further, to the latest flush point at least XS_PERF_DISK_RESERVE bytes
+ * before its end (but never before its first flush, the set-up records
+ * that make it readable): those blocks go to the stats records, which
+ * matter more than the profile's last samples.
  */
 static int fail(struct xs_perf_file *f, int err)
 {
@@ -111,9 +127,7 @@ static int fail(struct xs_perf_file *f, int err)
 		long r;
 		struct xs_perf_mark keep = { f->data_size, f->disk_samples };
 		if (err == -ENOSPC || err == -EDQUOT)
-			keep = f->mark_older.data_size > f->mark_first.data_size ? f->mark_older : f->mark_first;
-		if (keep.data_size > f->data_size)
-			keep = (struct xs_perf_mark){ f->data_size, f->disk_samples };
+			keep = reserve_mark(f);
 		f->data_size = keep.data_size;
 		f->samples = f->disk_samples = keep.samples;
 		f->buf_len = 0;
@@ -181,11 +195,13 @@ static int write_out(struct xs_perf_file *f)
 	f->data_size += f->buf_len;
 	f->buf_len = 0;
 	f->disk_samples = f->samples;
+	struct xs_perf_mark now = { f->data_size, f->samples };
 	if (!f->mark_first.data_size)
-		f->mark_first = (struct xs_perf_mark){ f->data_size, f->samples };
+		f->mark_first = now;
+	f->marks[f->mark_next++ % (sizeof(f->marks) / sizeof(f->marks[0]))] = now;
 	if (f->data_size - f->mark_recent.data_size >= XS_PERF_DISK_RESERVE) {
 		f->mark_older = f->mark_recent;
-		f->mark_recent = (struct xs_perf_mark){ f->data_size, f->samples };
+		f->mark_recent = now;
 	}
 	return write_header(f, NULL);
 }

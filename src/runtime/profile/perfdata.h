@@ -90,10 +90,13 @@ struct xs_perf_file {
 	uint64_t samples, lost;
 	uint64_t disk_samples;		/* of them, in the complete records */
 	/* Flush points kept so that a full disk can be given back at least
-	 * XS_PERF_DISK_RESERVE bytes: older is that far behind recent. */
+	 * XS_PERF_DISK_RESERVE bytes and no more than it takes: the last few
+	 * flushes, and a coarse pair (older is that far behind recent) for
+	 * when the last few are close together. first: the set-up records. */
 	struct xs_perf_mark {
 		uint64_t data_size, samples;
-	} mark_recent, mark_older, mark_first;	/* first: the set-up records */
+	} marks[16], mark_recent, mark_older, mark_first;
+	unsigned mark_next;
 	uint64_t first_time, last_time;	/* of samples */
 	uint64_t max_time;		/* newest record time so far */
 	uint64_t round_max;		/* newest at the last round's end */
