@@ -141,12 +141,13 @@ static void frame_title(struct xs_buf *out, const struct layout *l, uint32_t nod
 /* The frame's folded text ("all" for the root), cut at size. */
 static void plain_label(char *text, size_t size, const struct xs_fold *f, uint32_t node)
 {
-	struct xs_buf b = { text, 0, size - 1, false, NULL };
+	struct xs_buf b = { .grow = xs_cli_buf_grow };	/* a long C++ name is cut, not lost */
 	if (node)
 		xs_fold_frame_text(&b, f, f->nodes[node].frame);
 	else
 		xs_buf_add(&b, "all");
-	text[b.len] = 0;
+	snprintf(text, size, "%.*s", b.failed ? 0 : (int)b.len, b.data ? b.data : "");
+	xs_cli_buf_release(&b);
 }
 
 /* The label cut to fit width px, as flame.js does it. */
