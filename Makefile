@@ -65,9 +65,9 @@ $(O)/targets/%: tests/targets/%.c tests/targets/tt_common.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -Iinclude -o $@ $< -lpthread
 
-$(O)/demo/demo: demo/demo.c
+$(O)/demo/demo: demo/demo.c include/exitscope.h
 	@mkdir -p $(dir $@)
-	$(CC) -O2 -g -Wall -Wextra -o $@ $< -lpthread
+	$(CC) -O2 -g -Wall -Wextra -Iinclude -o $@ $< -lpthread
 
 $(O)/unit/%: tests/unit/%.c tests/unit/unit.h $(COMMON_SRC) $(wildcard src/common/*.h) $(GEN)
 	@mkdir -p $(dir $@)

@@ -16,3 +16,26 @@ for f in "$out"/exitscope-*.jsonl; do
     echo "  ${f#"$root"/}: $(wc -l < "$f") record(s)"
   fi
 done
+
+# the pictures: an HTML report of the demo's main process (no perf needed),
+# and, when perf is installed, a profiled run and its flame graph
+biggest() { local f best='' size=-1; for f in "$@"; do [ "$(stat -c %s "$f")" -gt "$size" ] && best=$f size=$(stat -c %s "$f"); done; echo "$best"; }
+main_jsonl=$(biggest "$out"/exitscope-*.jsonl)
+echo
+echo "\$ exitscope report --html ${main_jsonl#"$root"/}"
+"$root/build/exitscope" report --html "$main_jsonl" -o "$out/report.html"
+if command -v perf >/dev/null && command -v jq >/dev/null; then
+  mkdir -p "$out/profiled"
+  echo "\$ exitscope run -p --format none -o build/demo-out/profiled -- build/demo/demo"
+  "$root/build/exitscope" run -p --format none -o "$out/profiled" -- "$root/build/demo/demo" >/dev/null
+  prof_jsonl=$(biggest "$out"/profiled/exitscope-*.jsonl)
+  busy=$(jq -r 'select(.label == "busy") | .profile.file' "$prof_jsonl" 2>/dev/null)
+  data=$out/profiled/${busy:-none}
+  echo "\$ exitscope flame --per-thread ${data#"$root"/} -o build/demo-out/flame.svg    # the busy window"
+  "$root/build/exitscope" flame --per-thread "$data" -o "$out/flame.svg"
+  echo "\$ exitscope report --html ${prof_jsonl#"$root"/} -o build/demo-out/profiled/report.html"
+  "$root/build/exitscope" report --html "$prof_jsonl" -o "$out/profiled/report.html"
+  echo "open build/demo-out/report.html, build/demo-out/profiled/report.html and build/demo-out/flame.svg in a browser"
+else
+  echo "open build/demo-out/report.html in a browser (flame graphs need linux-perf and jq)"
+fi
