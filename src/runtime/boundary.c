@@ -28,20 +28,24 @@ int xs_dispatch_enable(void)
 	return (int)r;
 }
 
+/* The clock is read outside the counting sections: a boundary waits for a
+ * thread that is inside one, so they hold only the stores (a thread
+ * preempted inside a section stalls the boundary until it runs again). */
 static inline void count_exit(struct xs_thread *t, long nr, uint64_t *t0)
 {
 	xs_section_enter_wait(t);
 	t->c.exits++;
 	t->c.sys[nr].calls++;
-	*t0 = xs_now_mono();
 	xs_section_leave(t);
+	*t0 = xs_now_mono();	/* after any parking at exit or exec */
 }
 
 void xs_count_return(struct xs_thread *t, long nr, long ret, uint64_t t0)
 {
+	uint64_t ns = xs_now_mono() - t0;
 	xs_section_enter_wait(t);
 	t->c.enters++;
-	t->c.sys[nr].ns += xs_now_mono() - t0;
+	t->c.sys[nr].ns += ns;
 	if ((unsigned long)ret > -4096UL)
 		t->c.sys[nr].errors++;
 	xs_section_leave(t);
