@@ -90,8 +90,10 @@ static size_t str_len(const char *s)
 }
 
 #define XS_PERF_DISK_RESERVE (64 << 10)
+#define XS_PERF_MARK_STEP (16 << 10)	/* 16 marks span 240 KiB at least */
+#define XS_PERF_NMARKS (sizeof(((struct xs_perf_file *)0)->marks) / sizeof(struct xs_perf_mark))
 
-static void write_header_raw(struct xs_perf_file *f, const uint64_t features[4], long *result);
+static long header_write(struct xs_perf_file *f, const uint64_t features[4]);
 
 /* The latest flush point at least XS_PERF_DISK_RESERVE bytes before the
  * end, but not before the first flush. */
@@ -99,14 +101,24 @@ static struct xs_perf_mark reserve_mark(const struct xs_perf_file *f)
 {
 	uint64_t limit = f->data_size > XS_PERF_DISK_RESERVE ? f->data_size - XS_PERF_DISK_RESERVE : 0;
 	struct xs_perf_mark best = f->mark_first;
-	if (f->mark_older.data_size <= limit && f->mark_older.data_size > best.data_size)
-		best = f->mark_older;
-	for (unsigned i = 0; i < sizeof(f->marks) / sizeof(f->marks[0]); i++)
+	for (unsigned i = 0; i < XS_PERF_NMARKS && i < f->mark_next; i++)
 		if (f->marks[i].data_size <= limit && f->marks[i].data_size > best.data_size)
 			best = f->marks[i];
 	if (best.data_size > f->data_size)	/* nothing flushed yet */
 		best = (struct xs_perf_mark){ f->data_size, f->disk_samples };
 	return best;
+}
+
+/* Keep a flush point that follows a write-out (see reserve_mark). */
+static void mark_flush(struct xs_perf_file *f)
+{
+	struct xs_perf_mark now = { f->data_size, f->samples };
+	if (!f->mark_first.data_size)
+		f->mark_first = now;
+	if (f->mark_next &&
+	    now.data_size - f->marks[(f->mark_next - 1) % XS_PERF_NMARKS].data_size < XS_PERF_MARK_STEP)
+		return;
+	f->marks[f->mark_next++ % XS_PERF_NMARKS] = now;
 }
 
 /*
@@ -124,14 +136,13 @@ static int fail(struct xs_perf_file *f, int err)
 		return f->err;
 	f->err = err;
 	if (f->data_offset && f->fd >= 0) {
-		long r;
 		struct xs_perf_mark keep = { f->data_size, f->disk_samples };
 		if (err == -ENOSPC || err == -EDQUOT)
 			keep = reserve_mark(f);
 		f->data_size = keep.data_size;
 		f->samples = f->disk_samples = keep.samples;
 		f->buf_len = 0;
-		write_header_raw(f, NULL, &r);
+		header_write(f, NULL);	/* best effort: the error that stopped us is reported */
 		xs_sys2(SYS_ftruncate, f->fd, f->data_offset + f->data_size);
 	}
 	return f->err;
@@ -157,12 +168,12 @@ static long pwrite_all(int fd, const void *p, size_t n, uint64_t off)
 
 static int write_header(struct xs_perf_file *f, const uint64_t features[4])
 {
-	long r;
-	write_header_raw(f, features, &r);
+	long r = header_write(f, features);
 	return r < 0 ? fail(f, (int)r) : 0;
 }
 
-static void write_header_raw(struct xs_perf_file *f, const uint64_t features[4], long *result)
+/* The header as the file stands: 0 or a negative errno. */
+static long header_write(struct xs_perf_file *f, const uint64_t features[4])
 {
 	struct file_header h;
 
@@ -176,7 +187,7 @@ static void write_header_raw(struct xs_perf_file *f, const uint64_t features[4],
 	h.data.size = f->data_size;
 	if (features)
 		memcpy(h.features, features, sizeof(h.features));
-	*result = pwrite_all(f->fd, &h, sizeof(h), 0);
+	return pwrite_all(f->fd, &h, sizeof(h), 0);
 }
 
 /* Write the buffered records after the complete ones, then count them in
@@ -195,14 +206,7 @@ static int write_out(struct xs_perf_file *f)
 	f->data_size += f->buf_len;
 	f->buf_len = 0;
 	f->disk_samples = f->samples;
-	struct xs_perf_mark now = { f->data_size, f->samples };
-	if (!f->mark_first.data_size)
-		f->mark_first = now;
-	f->marks[f->mark_next++ % (sizeof(f->marks) / sizeof(f->marks[0]))] = now;
-	if (f->data_size - f->mark_recent.data_size >= XS_PERF_DISK_RESERVE) {
-		f->mark_older = f->mark_recent;
-		f->mark_recent = now;
-	}
+	mark_flush(f);
 	return write_header(f, NULL);
 }
 

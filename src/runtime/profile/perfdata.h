@@ -89,13 +89,13 @@ struct xs_perf_file {
 	bool round_open;		/* records since the last FINISHED_ROUND */
 	uint64_t samples, lost;
 	uint64_t disk_samples;		/* of them, in the complete records */
-	/* Flush points kept so that a full disk can be given back at least
-	 * XS_PERF_DISK_RESERVE bytes and no more than it takes: the last few
-	 * flushes, and a coarse pair (older is that far behind recent) for
-	 * when the last few are close together. first: the set-up records. */
+	/* Flush points, so that a full disk can be given back at least
+	 * XS_PERF_DISK_RESERVE bytes and not much more: the last 16 flushes
+	 * that are at least XS_PERF_MARK_STEP apart (a ring; mark_next counts
+	 * them), and the first one, the set-up records. */
 	struct xs_perf_mark {
 		uint64_t data_size, samples;
-	} marks[16], mark_recent, mark_older, mark_first;
+	} marks[16], mark_first;
 	unsigned mark_next;
 	uint64_t first_time, last_time;	/* of samples */
 	uint64_t max_time;		/* newest record time so far */
