@@ -267,16 +267,18 @@ uint64_t xs_record_duration_ns(const struct xs_record *rec)
 }
 
 /* Does syscall x rank before y in a top list? */
-static bool ranks_before(const struct xs_rec_syscall *x, const struct xs_rec_syscall *y)
+static bool ranks_before(const struct xs_rec_syscall *x, const struct xs_rec_syscall *y, bool by_time)
 {
-	if (x->calls != y->calls)
-		return x->calls > y->calls;
-	if (x->ns != y->ns)
-		return x->ns > y->ns;
+	uint64_t kx = by_time ? x->ns : x->calls, ky = by_time ? y->ns : y->calls;
+	uint64_t sx = by_time ? x->calls : x->ns, sy = by_time ? y->calls : y->ns;
+	if (kx != ky)
+		return kx > ky;
+	if (sx != sy)
+		return sx > sy;
 	return strcmp(x->name, y->name) < 0;
 }
 
-size_t xs_rec_top_syscalls(const struct xs_rec_counters *c, size_t *idx, size_t count)
+size_t xs_rec_top_syscalls(const struct xs_rec_counters *c, size_t *idx, size_t count, bool by_time)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < c->sys_count; i++) {
@@ -284,7 +286,7 @@ size_t xs_rec_top_syscalls(const struct xs_rec_counters *c, size_t *idx, size_t 
 			continue;
 		/* insertion into the short sorted list idx[0..n) */
 		size_t pos = n;
-		while (pos > 0 && ranks_before(&c->sys[i], &c->sys[idx[pos - 1]]))
+		while (pos > 0 && ranks_before(&c->sys[i], &c->sys[idx[pos - 1]], by_time))
 			pos--;
 		if (pos >= count)
 			continue;

@@ -113,9 +113,10 @@ uint64_t xs_record_duration_ns(const struct xs_record *rec);
  * (no braces), as diff and report print it. */
 void xs_record_json_fields(struct xs_buf *out, const struct xs_record *r);
 
-/* Indexes into c->sys of its top count syscalls by calls (ties: more
- * time first, then by name); returns how many were stored. */
-size_t xs_rec_top_syscalls(const struct xs_rec_counters *c, size_t *idx, size_t count);
+/* Indexes into c->sys of its top count syscalls (those with calls) by
+ * calls (ties: more time first, then by name), or by_time by time (ties:
+ * more calls, then by name); returns how many were stored. */
+size_t xs_rec_top_syscalls(const struct xs_rec_counters *c, size_t *idx, size_t count, bool by_time);
 
 /* --- output --- */
 

@@ -86,7 +86,7 @@ static void text_counts(struct xs_buf *out, const struct xs_rec_counters *c)
 		xs_buf_u64(out, c->scalar[i], g_scalar_columns[i].width - 1);
 	}
 	xs_buf_add(out, " ");
-	size_t n = xs_rec_top_syscalls(c, top, TOP_COUNT);
+	size_t n = xs_rec_top_syscalls(c, top, TOP_COUNT, false);
 	for (size_t i = 0; i < n; i++) {
 		xs_buf_addc(out, ' ');
 		xs_cli_text(out, c->sys[top[i]].name, 0);
@@ -151,7 +151,7 @@ static void json_counts(struct xs_buf *out, const struct xs_rec_counters *c)
 		xs_buf_u64(out, c->scalar[i], 0);
 	}
 	xs_buf_add(out, ", \"top_syscalls\": [");
-	size_t n = xs_rec_top_syscalls(c, top, TOP_COUNT);
+	size_t n = xs_rec_top_syscalls(c, top, TOP_COUNT, false);
 	for (size_t i = 0; i < n; i++) {
 		const struct xs_rec_syscall *s = &c->sys[top[i]];
 		xs_buf_add(out, i ? ", {\"name\": " : "{\"name\": ");

@@ -130,29 +130,6 @@ static void windows_table(struct xs_buf *out, const struct xs_run *run)
 	xs_buf_add(out, "</tbody>\n</table>\n</section>\n");
 }
 
-/* Indexes of c's top count system calls by time (ties: more calls, then name). */
-static size_t top_by_time(const struct xs_rec_counters *c, size_t *idx, size_t count)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < c->sys_count; i++) {
-		const struct xs_rec_syscall *s = &c->sys[i];
-		size_t pos = n < count ? n++ : count;
-		while (pos > 0) {
-			const struct xs_rec_syscall *t = &c->sys[idx[pos - 1]];
-			bool before = s->ns != t->ns ? s->ns > t->ns
-				      : s->calls != t->calls ? s->calls > t->calls : strcmp(s->name, t->name) < 0;
-			if (!before)
-				break;
-			if (pos < count)
-				idx[pos] = idx[pos - 1];
-			pos--;
-		}
-		if (pos < count)
-			idx[pos] = i;
-	}
-	return n;
-}
-
 /* One panel of horizontal bars at x: the system calls idx of c by calls or by time. */
 static void bar_panel(struct xs_buf *out, int x, const char *title, const struct xs_rec_counters *c,
 		      const size_t *idx, size_t n, bool by_time)
@@ -192,14 +169,39 @@ static void bar_panel(struct xs_buf *out, int x, const char *title, const struct
 static void syscall_chart(struct xs_buf *out, const struct xs_record *r)
 {
 	size_t by_calls[TOP_BARS], by_time[TOP_BARS];
-	size_t n = xs_rec_top_syscalls(&r->window, by_calls, TOP_BARS);
-	top_by_time(&r->window, by_time, TOP_BARS);
+	size_t n = xs_rec_top_syscalls(&r->window, by_calls, TOP_BARS, false);
+	xs_rec_top_syscalls(&r->window, by_time, TOP_BARS, true);
 	int height = 36 + (int)(n ? n : 1) * 18;
 	xs_cli_addf(out, "<svg class=\"xs-chart\" data-seq=\"%llu\" width=\"1100\" height=\"%d\" viewBox=\"0 0 1100 %d\">\n",
 	     (unsigned long long)r->seq, height, height);
 	bar_panel(out, 0, "top system calls by count", &r->window, by_calls, n, false);
 	bar_panel(out, 560, "top system calls by time", &r->window, by_time, n, true);
 	xs_buf_add(out, "</svg>\n");
+}
+
+/* A thread's three busiest calls ("read=12, write=3"), ranked as the
+ * windows' are. */
+static void thread_top_calls(struct xs_buf *out, const struct xs_json *sys)
+{
+	size_t top[3];
+	struct xs_rec_syscall *calls = sys && sys->count ? calloc(sys->count, sizeof(*calls)) : NULL;
+	struct xs_rec_counters c = { .sys = calls };
+	xs_buf_add(out, "<td>");
+	for (const struct xs_json *s = calls ? sys->first : NULL; s; s = s->next) {
+		struct xs_rec_syscall *x = &calls[c.sys_count++];
+		*x = (struct xs_rec_syscall){ .name = s->key };
+		xs_json_u64(xs_json_get(s, "calls"), &x->calls);
+		xs_json_u64(xs_json_get(s, "ns"), &x->ns);
+	}
+	size_t n = xs_rec_top_syscalls(&c, top, 3, false);
+	for (size_t k = 0; k < n; k++) {
+		xs_buf_add(out, k ? ", " : "");
+		xs_xml_text(out, calls[top[k]].name);
+		xs_buf_addc(out, '=');
+		add_count(out, calls[top[k]].calls);
+	}
+	xs_buf_add(out, "</td>");
+	free(calls);
 }
 
 static void threads_table(struct xs_buf *out, const struct xs_record *r)
@@ -233,34 +235,8 @@ static void threads_table(struct xs_buf *out, const struct xs_record *r)
 				add_count(out, v);
 			xs_buf_add(out, "</td>");
 		}
-		/* the thread's three busiest calls, in record order of size */
-		const struct xs_json *sys = xs_json_get(win, "syscalls");
-		const struct xs_json *best[3] = { NULL, NULL, NULL };
-		uint64_t best_calls[3] = { 0, 0, 0 };
-		for (const struct xs_json *s = sys ? sys->first : NULL; s; s = s->next) {
-			uint64_t calls = 0;
-			xs_json_u64(xs_json_get(s, "calls"), &calls);
-			for (int k = 0; k < 3; k++) {
-				if (best[k] && calls <= best_calls[k])
-					continue;
-				for (int m = 2; m > k; m--) {
-					best[m] = best[m - 1];
-					best_calls[m] = best_calls[m - 1];
-				}
-				best[k] = s;
-				best_calls[k] = calls;
-				break;
-			}
-		}
-		xs_buf_add(out, "<td>");
-		for (int k = 0; k < 3 && best[k]; k++) {
-			if (k)
-				xs_buf_add(out, ", ");
-			xs_xml_text(out, best[k]->key);
-			xs_buf_addc(out, '=');
-			add_count(out, best_calls[k]);
-		}
-		xs_buf_add(out, "</td></tr>\n");
+		thread_top_calls(out, xs_json_get(win, "syscalls"));
+		xs_buf_add(out, "</tr>\n");
 	}
 	xs_buf_add(out, "</tbody></table></details>\n");
 }
