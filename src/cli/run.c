@@ -184,6 +184,45 @@ static int find_runtime(char *out, size_t size)
 	return -1;
 }
 
+/*
+ * Open --log FILE for the runtime, which gets the descriptor (not the path:
+ * it keeps writing after the program drops privileges or runs out of
+ * descriptors, and all processes of the run append to one file). The path
+ * may be in a shared directory: a symlink is refused, and so is an existing
+ * regular file that is not the user's own with one link. A character device
+ * (/dev/tty, /dev/null) or the user's own FIFO is taken as it is. The
+ * descriptor, or -1 after saying why.
+ */
+static int open_log(const char *log)
+{
+	int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0644);
+	if (fd < 0) {
+		xs_error("cannot open log '%s': %s", log,
+			 errno == ELOOP ? "it is a symbolic link (give the file it points to)"
+			 : errno == ENXIO ? "a FIFO with no reader" : strerror(errno));
+		return -1;
+	}
+	struct stat st;
+	const char *why = NULL;
+	if (fstat(fd, &st) < 0)
+		why = strerror(errno);
+	else if (S_ISREG(st.st_mode) && st.st_uid != geteuid())
+		why = "it belongs to another user";
+	else if (S_ISREG(st.st_mode) && st.st_nlink != 1)
+		why = "it has more than one link";
+	else if (S_ISFIFO(st.st_mode) && st.st_uid != geteuid())
+		why = "a FIFO of another user";
+	else if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode))
+		why = "not a file, a FIFO or a terminal";
+	if (why) {
+		xs_error("cannot use log '%s': %s", log, why);
+		close(fd);
+		return -1;
+	}
+	fcntl(fd, F_SETFL, O_WRONLY | O_APPEND);
+	return fd;
+}
+
 static int set_env(const char *name, const char *value)
 {
 	if (setenv(name, value, 1) < 0) {
@@ -316,19 +355,9 @@ int cmd_run(int argc, char **argv)
 		xs_error("output directory '%s' is not writable: %s", dir, strerror(errno));
 		return XS_EXIT_OUTPUT;
 	}
-	char abslog[PATH_MAX];
-	if (log) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			xs_error("cannot open log '%s': %s", log, strerror(errno));
-			return XS_EXIT_OUTPUT;
-		}
-		close(fd);
-		if (!realpath(log, abslog)) {
-			xs_error("cannot resolve log '%s': %s", log, strerror(errno));
-			return XS_EXIT_OUTPUT;
-		}
-	}
+	int log_fd = -1;
+	if (log && (log_fd = open_log(log)) < 0)
+		return XS_EXIT_OUTPUT;
 
 	char lib[PATH_MAX];
 	if (find_runtime(lib, sizeof(lib)) < 0) {
@@ -341,10 +370,16 @@ int cmd_run(int argc, char **argv)
 		 user_preload ? user_preload : "");
 	if ((user_preload && set_env("EXITSCOPE_PRELOAD_ORIG", user_preload)) ||
 	    set_env("LD_PRELOAD", preload) || set_env("EXITSCOPE_LIB", lib) ||
-	    set_env("EXITSCOPE_DIR", absdir) || set_env("EXITSCOPE_FORMAT", format) ||
-	    (log && set_env("EXITSCOPE_LOG", abslog)))
+	    set_env("EXITSCOPE_DIR", absdir) || set_env("EXITSCOPE_FORMAT", format))
 		return XS_EXIT_INTERNAL;
 	char num[32];
+	if (log_fd >= 0) {
+		snprintf(num, sizeof(num), "%d", log_fd);
+		if (set_env("EXITSCOPE_LOG_FD", num))
+			return XS_EXIT_INTERNAL;
+	} else {
+		unsetenv("EXITSCOPE_LOG_FD");	/* the runtime takes fd 2 as it finds it */
+	}
 	snprintf(num, sizeof(num), "%d", ctl_signal);
 	if (set_env("EXITSCOPE_SIGNAL", num))
 		return XS_EXIT_INTERNAL;
@@ -354,10 +389,10 @@ int cmd_run(int argc, char **argv)
 	snprintf(num, sizeof(num), "%lu", frequency);
 	if (set_env("EXITSCOPE_PROFILE", profile ? call_graph : "off") || set_env("EXITSCOPE_FREQUENCY", num))
 		return XS_EXIT_INTERNAL;
-	if (!log)
-		unsetenv("EXITSCOPE_LOG");
-	unsetenv("EXITSCOPE_LOG_FD");	/* the runtime takes fd 2 as it finds it */
-	unsetenv("EXITSCOPE_HANDOFF");
+	static const char *const inner[] = { "EXITSCOPE_HANDOFF", "EXITSCOPE_DIR_FD", "EXITSCOPE_RECORD_FD",
+					     "EXITSCOPE_SIGMASK", NULL };
+	for (int i = 0; inner[i]; i++)
+		unsetenv(inner[i]);	/* the runtime's own, between images */
 
 	execv(path, prog_argv);
 	int err = errno;

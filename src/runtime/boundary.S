@@ -184,4 +184,28 @@ xs_copy_user_fault:
 	nop
 xs_region_end:
 	int3
+
+/* long xs_call_on_stack(void *stack_top, long (*fn)(void *), void *arg):
+ * outside the region (it issues no system call). */
+	.text
+	.globl xs_call_on_stack
+	.hidden xs_call_on_stack
+	.type xs_call_on_stack,@function
+xs_call_on_stack:
+	.cfi_startproc
+	pushq %rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	movq %rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	movq %rdi, %rsp
+	movq %rdx, %rdi
+	call *%rsi
+	movq %rbp, %rsp
+	popq %rbp
+	.cfi_def_cfa %rsp, 8
+	ret
+	.cfi_endproc
+	.size xs_call_on_stack, .-xs_call_on_stack
+
 	.section .note.GNU-stack,"",@progbits

@@ -73,17 +73,34 @@ void xs_backoff(unsigned *spins)
 	}
 }
 
+/* A lock word holds its holder's tid, so a thread can tell that it holds a
+ * lock itself: a fault inside the runtime that becomes a fatal signal must
+ * not try to take it again (see xs_runtime_lock_held). */
 void xs_spin_lock(volatile int *l)
 {
+	int me = (int)xs_sys0(SYS_gettid);
 	unsigned spins = 0;
-	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+	for (;;) {
+		int expected = 0;
+		if (__atomic_compare_exchange_n(l, &expected, me, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return;
 		while (*l)
 			xs_backoff(&spins);
+	}
 }
 
 void xs_spin_unlock(volatile int *l)
 {
 	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
+
+bool xs_runtime_lock_held(void)
+{
+	if (!g_proc)
+		return false;
+	int me = (int)xs_sys0(SYS_gettid);
+	return g_proc->lock == me || g_proc->window_lock == me || g_proc->sigaction_lock == me ||
+	       g_proc->devfile_lock == me;
 }
 
 static struct xs_thread *slot_at(uint32_t i)
@@ -218,6 +235,7 @@ void xs_fork_child_reset(bool ctl_view_blocked)
 {
 	process_open((int)xs_sys0(SYS_getpid));
 	xs_runtime_fds_reset();
+	xs_record_open();	/* now, while the child has the parent's rights */
 	struct xs_thread *t = xs_thread_alloc(XS_KIND_THREAD, g_proc->pid);
 	if (!t)
 		return;

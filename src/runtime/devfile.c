@@ -128,6 +128,17 @@ static long write_commands(const char *user, size_t n)
 	return (long)n;
 }
 
+/* The live counters as JSON into out (window lock held). */
+static long format_live(void *out)
+{
+	struct xs_buf *b = out;
+	struct xs_window *w = xs_window_collect(NULL, "live", NULL, NULL);
+	if (w)
+		xs_window_format(w, b, NULL);
+	xs_window_free(w);
+	return !w || b->failed ? -ENOMEM : 0;
+}
+
 static long read_live(struct devfile *f, char *user, size_t n)
 {
 	if (f->pos == f->out.len) {
@@ -137,13 +148,10 @@ static long read_live(struct devfile *f, char *user, size_t n)
 			return 0;
 		}
 		xs_window_lock();
-		struct xs_window *w = xs_window_collect(NULL, "live", NULL, NULL);
-		if (w)
-			xs_window_format(w, &f->out, NULL);
+		long r = xs_on_boundary_stack(format_live, &f->out);
 		xs_window_unlock();
-		xs_window_free(w);
-		if (!w || f->out.failed)
-			return -ENOMEM;
+		if (r < 0)
+			return r;
 	}
 	size_t left = f->out.len - f->pos;
 	if (n > left)

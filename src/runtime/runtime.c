@@ -37,42 +37,153 @@ int xs_write_all(int fd, const void *data, size_t size)
 	return 0;
 }
 
-/* Append data whole or not at all: a failed write is cut back off. */
-static int append_file(const char *path, const char *data, size_t len)
+/* ---- output files ----
+ *
+ * Records and profiles are created in the output directory, which may be
+ * shared and world-writable (/tmp) while exitscope runs as root: a planted
+ * name must never redirect a write. The directory is opened once (so a
+ * rename of its path cannot swap it) and every file in it is opened
+ * relative to it without following a symlink. A new file is created
+ * exclusively; an existing one is used only to append records, and only if
+ * it is a regular file with one link, owned by the process's user. The
+ * record file is opened once and kept, so records land in the same file
+ * after a privilege drop, after the program runs out of descriptors and
+ * across exec. */
+
+static int g_dir_fd = -1;	/* the output directory (O_PATH) */
+static int g_record_fd = -1;	/* exitscope-PID.jsonl of this process */
+static int g_record_pid;	/* the pid g_record_fd is for */
+
+/* Say once per kind (records, profiles) why a file in the output
+ * directory was not opened, and what happens instead. */
+static void output_failed(const char *name, bool append, const char *why, long err)
 {
-	long fd = xs_sys4(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (fd < 0)
+	static int warned_append, warned_create;
+	struct xs_buf b = { .grow = xs_buf_mmap_grow };	/* the path: not on a small stack */
+	xs_buf_add(&b, "exitscope: not writing '");
+	xs_buf_add(&b, g_config.dir);
+	xs_buf_addc(&b, '/');
+	xs_buf_add(&b, name);
+	xs_buf_add(&b, "': ");
+	if (why) {
+		xs_buf_add(&b, why);
+	} else {
+		xs_buf_add(&b, "error ");
+		xs_buf_u64(&b, (uint64_t)-err, 0);
+	}
+	xs_buf_add(&b, append ? "; the records are kept in memory and tried again at each window\n"
+			      : "; profiling stops, the stats go on\n");
+	xs_buf_addc(&b, 0);
+	if (!b.failed)
+		xs_warn_once(append ? &warned_append : &warned_create, b.data);
+	xs_buf_mmap_free(&b);
+}
+
+/* Check an existing file opened for appending: NULL if it may be used,
+ * else why not. */
+static const char *check_existing(long fd)
+{
+	struct stat st;
+	if (xs_sys2(SYS_fstat, fd, &st) < 0)
+		return "cannot stat it";
+	if (!S_ISREG(st.st_mode))
+		return "it exists and is not a regular file";
+	if (st.st_uid != (uid_t)xs_sys0(SYS_geteuid))
+		return "it exists and belongs to another user";
+	if (st.st_nlink != 1)
+		return "it exists and has more than one link";
+	return NULL;
+}
+
+int xs_output_open(const char *name, bool append, mode_t mode)
+{
+	const char *why = NULL;
+	int dir = g_dir_fd >= 0 ? g_dir_fd : AT_FDCWD;
+	long flags = O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC | (append ? O_APPEND : 0);
+	long fd = xs_sys4(SYS_openat, dir, name, flags | O_CREAT | O_EXCL, mode);
+	if (fd == -EEXIST && append) {
+		/* O_NONBLOCK: a planted FIFO must not block the open */
+		fd = xs_sys4(SYS_openat, dir, name, flags | O_NONBLOCK, 0);
+		if (fd >= 0 && (why = check_existing(fd)) != NULL)
+			xs_sys1(SYS_close, fd);
+		else if (fd >= 0)
+			xs_sys3(SYS_fcntl, fd, F_SETFL, O_WRONLY | O_APPEND);
+		else if (fd == -ELOOP)
+			why = "it is a symbolic link";
+		else if (fd == -ENXIO)
+			why = "it exists and is not a regular file";
+	} else if (fd == -EEXIST) {
+		why = "it exists already (exitscope never overwrites a file)";
+	}
+	if (fd >= 0 && !why)
 		return (int)fd;
+	output_failed(name, append, why, fd);
+	return why ? -EPERM : (int)fd;
+}
+
+static int record_name(char *name, size_t size, int pid)
+{
+	struct xs_buf b = { name, 0, size, false, NULL };
+	xs_buf_add(&b, "exitscope-");
+	xs_buf_u64(&b, (uint64_t)pid, 0);
+	xs_buf_add(&b, ".jsonl");
+	xs_buf_addc(&b, 0);
+	return b.failed ? -ENAMETOOLONG : 0;
+}
+
+/* Append data whole or not at all: a failed write is cut back off. */
+static int append_whole(long fd, const char *data, size_t len)
+{
 	struct stat st;
 	long r = xs_sys2(SYS_fstat, fd, &st);
-	if (r == 0) {
-		r = xs_write_all((int)fd, data, len);
-		if (r < 0)
-			xs_sys2(SYS_ftruncate, fd, st.st_size);
-	}
-	xs_sys1(SYS_close, fd);
+	if (r < 0)
+		return (int)r;
+	r = xs_write_all((int)fd, data, len);
+	if (r < 0)
+		xs_sys2(SYS_ftruncate, fd, st.st_size);
 	return (int)r;
+}
+
+int xs_record_open(void)
+{
+	char name[64];
+	int pid = g_proc->pid;
+	if (g_record_fd >= 0 && g_record_pid == pid)
+		return 0;
+	if (g_record_fd >= 0) {
+		xs_runtime_fd_forget(g_record_fd);
+		xs_sys1(SYS_close, g_record_fd);
+		g_record_fd = -1;
+	}
+	record_name(name, sizeof(name), pid);
+	int fd = xs_runtime_fd_adopt(xs_output_open(name, true, 0644));
+	if (fd < 0)
+		return fd;
+	g_record_fd = fd;
+	g_record_pid = pid;
+	return 0;
 }
 
 int xs_append_record(int pid, const char *data, size_t len)
 {
-	char path[4200];
-	struct xs_buf p = { path, 0, sizeof(path), false, NULL };
-	xs_buf_add(&p, g_config.dir);
-	xs_buf_add(&p, "/exitscope-");
-	xs_buf_u64(&p, (uint64_t)pid, 0);
-	xs_buf_add(&p, ".jsonl");
-	xs_buf_addc(&p, 0);
-	if (p.failed)
-		return -ENAMETOOLONG;
-	return append_file(path, data, len);
+	if (pid == g_proc->pid) {
+		int r = xs_record_open();	/* a refused file is tried again */
+		return r < 0 ? r : append_whole(g_record_fd, data, len);
+	}
+	/* a vfork child's own record, written once */
+	char name[64];
+	record_name(name, sizeof(name), pid);
+	long fd = xs_output_open(name, true, 0644);
+	if (fd < 0)
+		return (int)fd;
+	int r = append_whole(fd, data, len);
+	xs_sys1(SYS_close, fd);
+	return r;
 }
 
 void xs_log_buf(const char *data, size_t len)
 {
-	if (g_config.log_path[0])
-		append_file(g_config.log_path, data, len);
-	else if (g_config.log_fd >= 0)
+	if (g_config.log_fd >= 0)
 		xs_write_all(g_config.log_fd, data, len);
 }
 
@@ -145,7 +256,7 @@ bool xs_fd_first_arg(long nr)
 }
 
 uint64_t g_fd_watch[16];
-static int g_runtime_fds[8];
+static int g_runtime_fds[16];
 static int g_runtime_fd_count;
 
 void xs_fd_watch(int fd, bool on)
@@ -179,7 +290,7 @@ int xs_runtime_fd_adopt(long fd)
 
 void xs_runtime_fd_add(int fd)
 {
-	if (g_runtime_fd_count < 8)
+	if (g_runtime_fd_count < 16)
 		g_runtime_fds[g_runtime_fd_count++] = fd;
 	xs_fd_watch(fd, true);
 }
@@ -202,17 +313,23 @@ static void runtime_fd_moved(int from, int to)
 			g_runtime_fds[i] = to;
 	if (g_config.log_fd == from)
 		g_config.log_fd = to;
+	if (g_dir_fd == from)
+		g_dir_fd = to;
+	if (g_record_fd == from)
+		g_record_fd = to;
 	xs_fd_watch(from, false);
 	xs_fd_watch(to, true);
 }
 
-/* In a fork child the service thread's descriptors are the parent's
- * copies: close them, the child opens its own. */
+/* In a fork child the runtime's descriptors are the parent's copies: the
+ * log and the output directory are shared, the rest is closed (the child
+ * opens its own record file and service descriptors). */
 void xs_runtime_fds_reset(void)
 {
 	int keep = 0;
+	g_record_fd = -1;
 	for (int i = 0; i < g_runtime_fd_count; i++) {
-		if (g_runtime_fds[i] == g_config.log_fd) {
+		if (g_runtime_fds[i] == g_config.log_fd || g_runtime_fds[i] == g_dir_fd) {
 			g_runtime_fds[keep++] = g_runtime_fds[i];
 			continue;
 		}
@@ -268,10 +385,14 @@ long xs_fd_dup_onto(long nr, const long *a)
 	return xs_syscall6(nr, a[0], a[1], a[2], 0, 0, 0);
 }
 
-void xs_set_log_cloexec(bool on)
+/* The log, the output directory and the record file go through exec to
+ * the new image (their numbers are in its environment). */
+void xs_runtime_fds_for_exec(bool keep)
 {
-	if (g_config.log_fd >= 0)
-		xs_sys3(SYS_fcntl, g_config.log_fd, F_SETFD, on ? FD_CLOEXEC : 0);
+	int fds[3] = { g_config.log_fd, g_dir_fd, g_record_fd };
+	for (int i = 0; i < 3; i++)
+		if (fds[i] >= 0)
+			xs_sys3(SYS_fcntl, fds[i], F_SETFD, keep ? 0 : FD_CLOEXEC);
 }
 
 /* ---- the environment of an exec ---- */
@@ -329,7 +450,7 @@ static void add_var_u64(struct xs_buf *b, const char *name, uint64_t value)
  */
 int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int handoff_fd, uint64_t sigmask)
 {
-	enum { OURS = 13 };
+	enum { OURS = 15 };
 	long n = 0;
 	long ptr;
 	const char *preload = NULL;
@@ -373,10 +494,16 @@ int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int ha
 	add_var(store, ENV_PREFIX "FORMAT",
 		g_config.format == XS_FORMAT_TEXT ? "text" : g_config.format == XS_FORMAT_GRAMINE ? "gramine" : "none");
 	offs[k++] = store->len;
-	if (g_config.log_path[0])
-		add_var(store, ENV_PREFIX "LOG", g_config.log_path);
+	if (g_config.log_fd >= 0)
+		add_var_u64(store, ENV_PREFIX "LOG_FD", (uint64_t)g_config.log_fd);
 	else
-		add_var_u64(store, ENV_PREFIX "LOG_FD", (uint64_t)(g_config.log_fd >= 0 ? g_config.log_fd : 2));
+		add_var(store, ENV_PREFIX "LOG_FD", "none");
+	offs[k++] = store->len;
+	add_var_u64(store, ENV_PREFIX "DIR_FD", (uint64_t)g_dir_fd);
+	if (g_record_fd >= 0 && g_record_pid == g_proc->pid) {
+		offs[k++] = store->len;
+		add_var_u64(store, ENV_PREFIX "RECORD_FD", (uint64_t)g_record_fd);
+	}
 	if (handoff_fd >= 0) {
 		offs[k++] = store->len;
 		add_var_u64(store, ENV_PREFIX "HANDOFF", (uint64_t)handoff_fd);
@@ -426,7 +553,6 @@ static void read_config(void)
 	const char *v;
 	copy_env(g_config.lib, sizeof(g_config.lib), ENV_PREFIX "LIB");
 	copy_env(g_config.dir, sizeof(g_config.dir), ENV_PREFIX "DIR");
-	copy_env(g_config.log_path, sizeof(g_config.log_path), ENV_PREFIX "LOG");
 	copy_env(g_config.preload_orig, sizeof(g_config.preload_orig), ENV_PREFIX "PRELOAD_ORIG");
 	g_config.have_preload_orig = getenv(ENV_PREFIX "PRELOAD_ORIG") != NULL;
 	if (!g_config.dir[0] && !getcwd(g_config.dir, sizeof(g_config.dir)))
@@ -450,14 +576,26 @@ static void read_config(void)
 	v = getenv(ENV_PREFIX "FORMAT");
 	g_config.format = !v || !strcmp(v, "text") ? XS_FORMAT_TEXT
 			: !strcmp(v, "gramine")     ? XS_FORMAT_GRAMINE : XS_FORMAT_NONE;
-	if (!g_config.log_path[0]) {
-		v = getenv(ENV_PREFIX "LOG_FD");
+	/* the log: stderr as the program starts, or a descriptor that
+	 * `exitscope run --log` or the previous image opened */
+	v = getenv(ENV_PREFIX "LOG_FD");
+	if (!v || strcmp(v, "none") != 0) {
 		long fd = v ? strtol(v, NULL, 10) : 2;
 		g_config.log_fd = (int)xs_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, xs_high_fd_base());
 		if (v && fd != 2 && g_config.log_fd >= 0)
 			xs_sys1(SYS_close, fd);
 		if (g_config.log_fd >= 0)
 			xs_runtime_fd_add(g_config.log_fd);
+	}
+	v = getenv(ENV_PREFIX "DIR_FD");
+	g_dir_fd = v ? xs_runtime_fd_adopt(strtol(v, NULL, 10))
+		     : xs_runtime_fd_adopt(xs_sys4(SYS_openat, AT_FDCWD, g_config.dir,
+						   O_PATH | O_DIRECTORY | O_CLOEXEC, 0));
+	v = getenv(ENV_PREFIX "RECORD_FD");
+	if (v) {
+		/* same pid: the previous image's file (see xs_record_open) */
+		g_record_fd = xs_runtime_fd_adopt(strtol(v, NULL, 10));
+		g_record_pid = (int)xs_sys0(SYS_getpid);
 	}
 	if (!g_config.lib[0]) {
 		/* preloaded by hand: find ourselves, to follow execs */
@@ -547,6 +685,7 @@ __attribute__((constructor)) static void xs_start(void)
 		failure = "exitscope: cannot map the counters; the program runs unobserved\n";
 		goto out;
 	}
+	xs_record_open();	/* a refusal is on the log; records wait in memory */
 	take_handoff();
 	clean_environment();
 	if (xs_signals_init() < 0) {

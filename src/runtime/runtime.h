@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <ucontext.h>
 #include "common/buf.h"
 #include "common/counters.h"
@@ -45,6 +46,8 @@ void xs_stub_sigreturn(void);
 long xs_copy_user(void *dst, const void *src, size_t n);
 extern char xs_copy_user_end[], xs_copy_user_fault[];
 long xs_clone_service(unsigned long flags, void *stack_top, void (*entry)(void));
+/* Call fn(arg) with the stack pointer at stack_top (16-byte aligned). */
+long xs_call_on_stack(void *stack_top, long (*fn)(void *), void *arg);
 
 /* ---- counters.c: thread blocks, the registry, stopping the world ---- */
 enum xs_task_kind {
@@ -134,6 +137,10 @@ static inline struct xs_thread *xs_self(void)
  * where a handler could want them), and the back-off of every wait. */
 void xs_spin_lock(volatile int *l);
 void xs_spin_unlock(volatile int *l);
+/* Does the calling thread hold one of the runtime's locks? (Only a fault
+ * inside the runtime can interrupt it there: every lock is taken with the
+ * other signals blocked.) */
+bool xs_runtime_lock_held(void);
 void xs_backoff(unsigned *spins);
 /* Private anonymous memory (reserved lazily); wipe_on_fork: a fork child
  * gets it zeroed. NULL without memory. */
@@ -262,6 +269,12 @@ bool xs_window_thread(struct xs_window *w, uint32_t *i, struct xs_thread **t, co
 		      const struct xs_counters **window, const struct xs_counters **total);
 void xs_window_lock(void);
 void xs_window_unlock(void);
+/* Run fn(arg) on the boundary stack, the runtime's own stack for whoever
+ * holds the window lock: the deep paths of a boundary (collecting,
+ * formatting, writing, rotating the profile) never run on a program's
+ * stack, which may be a small alternate signal stack. Hold the window
+ * lock. Returns what fn returns. */
+long xs_on_boundary_stack(long (*fn)(void *), void *arg);
 /* Close a window now and record it (service thread, /dev/exitscope): the
  * text goes to out if not NULL, else to the log. 0 or a negative errno. */
 int xs_window_close(const char *reason, const char *label, const struct xs_counters *caller,
@@ -328,10 +341,9 @@ void xs_window_format(struct xs_window *w, struct xs_buf *json, struct xs_buf *t
 struct xs_config {
 	char lib[4096];
 	char dir[4096];
-	char log_path[4096];
 	char preload_orig[4096];
 	bool have_preload_orig;
-	int log_fd;			/* -1: use log_path (or nothing) */
+	int log_fd;			/* -1: no log */
 	int signal;			/* control signal, 0: none */
 	enum { XS_PROFILE_OFF, XS_PROFILE_NONE, XS_PROFILE_FP, XS_PROFILE_DWARF } profile;
 	uint32_t frequency;		/* samples per second of thread CPU time */
@@ -343,7 +355,14 @@ void xs_log(const char *msg);
 void xs_log_buf(const char *data, size_t len);
 void xs_warn_once(int *flag, const char *msg);
 int xs_write_all(int fd, const void *data, size_t size);
-/* Append a record line to exitscope-PID.jsonl in the output directory. */
+/* Open a file in the output directory without following a symlink:
+ * created new (mode), or with append, an existing regular file of ours with
+ * one link. The descriptor, or a negative errno (a refusal is said once on
+ * the log). */
+int xs_output_open(const char *name, bool append, mode_t mode);
+/* Open (or keep) this process's exitscope-PID.jsonl: 0 or a negative errno. */
+int xs_record_open(void);
+/* Append a record line to exitscope-PID.jsonl, whole or not at all. */
 int xs_append_record(int pid, const char *data, size_t len);
 /* The memfd that carries the window exec closed into the new image. */
 struct xs_handoff_header {
@@ -374,6 +393,6 @@ int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int ha
 long xs_high_fd_base(void);
 /* Syscalls whose first argument is a file descriptor. */
 bool xs_fd_first_arg(long nr);
-void xs_set_log_cloexec(bool on);
+void xs_runtime_fds_for_exec(bool keep);
 
 #endif

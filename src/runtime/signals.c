@@ -302,7 +302,13 @@ static void count_sigreturn(struct xs_thread *t)
  * the kernel carry the action out with the original siginfo. */
 static void die_of(struct xs_thread *t, int sig, siginfo_t *info, ucontext_t *uc)
 {
-	if (t)
+	static int warned;
+	if (t && xs_runtime_lock_held())
+		/* a fault inside the runtime: the lock's state is unknown, and
+		 * taking it again would hang the process with signals blocked */
+		xs_warn_once(&warned, "exitscope: the program died of a fault inside the runtime; "
+				      "its last record is lost\n");
+	else if (t)
 		xs_process_end(t, "exit");
 	struct ksigaction dfl = { SIG_DFL, 0, NULL, 0 };
 	xs_sys4(SYS_rt_sigaction, sig, &dfl, NULL, 8);

@@ -165,8 +165,9 @@ enum xs_outcome xs_task_clone(struct xs_thread *t, long nr, const long *a, ucont
 
 /* The record of the window that exec closes goes to the new image in a
  * memfd; the new image appends it only once it runs, i.e. if exec worked. */
-static int make_handoff(struct xs_thread *t)
+static long make_handoff(void *arg)
 {
+	struct xs_thread *t = arg;
 	struct xs_buf json = { .grow = xs_buf_mmap_grow }, text = { .grow = xs_buf_mmap_grow };
 	struct xs_window *w = xs_window_collect(t, "exec", NULL, NULL);
 	long fd = -ENOMEM;
@@ -202,7 +203,7 @@ out:
 	xs_window_free(w);
 	xs_buf_mmap_free(&json);
 	xs_buf_mmap_free(&text);
-	return (int)fd;
+	return fd;
 }
 
 /* Will the runtime be loaded into the image that path starts? Yes for a
@@ -210,17 +211,14 @@ out:
  * that does not run in the loader's secure mode. When unsure, yes. */
 static bool exec_followed(int dirfd, const char *user_path, int flags, int depth)
 {
-	char path[4096], head[256];
-	size_t n = 0;
-	for (; n < sizeof(path) - 1; n++)
-		if (xs_copy_user(&path[n], user_path + n, 1) < 0 || !path[n])
-			break;
-	path[n] = 0;
+	char head[256], first = 0;
+	/* the kernel reads the program's path itself: no copy on this stack */
+	xs_copy_user(&first, user_path, 1);
 	long fd;
-	if (!path[0] && (flags & AT_EMPTY_PATH))
+	if (!first && (flags & AT_EMPTY_PATH))
 		fd = xs_sys3(SYS_fcntl, dirfd, F_DUPFD_CLOEXEC, 0);
 	else
-		fd = xs_sys4(SYS_openat, dirfd, path, O_RDONLY | O_CLOEXEC, 0);
+		fd = xs_sys4(SYS_openat, dirfd, user_path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return true;
 	bool followed = false;
@@ -286,10 +284,10 @@ long xs_task_exec(struct xs_thread *t, long nr, const long *a, ucontext_t *uc)
 	if (t->kind == XS_KIND_THREAD)
 		xs_window_lock();	/* released only if exec fails */
 	if (followed) {
-		fd = make_handoff(t);
+		fd = (int)(t->kind == XS_KIND_THREAD ? xs_on_boundary_stack(make_handoff, t) : make_handoff(t));
 		if (xs_exec_env(envp, &env, &store, fd, program_mask) < 0)
 			env = (char **)envp;	/* unreadable: the kernel will say so */
-		xs_set_log_cloexec(false);
+		xs_runtime_fds_for_exec(true);
 	} else {
 		xs_process_end(t, "exec");
 		xs_world_resume(&old);
@@ -301,7 +299,7 @@ long xs_task_exec(struct xs_thread *t, long nr, const long *a, ucontext_t *uc)
 		ret = xs_sys5(SYS_execveat, a[0], a[1], a[2], env, a[4]);
 	/* still here: exec failed */
 	if (followed) {
-		xs_set_log_cloexec(true);
+		xs_runtime_fds_for_exec(false);
 		if (fd >= 0)
 			xs_sys1(SYS_close, fd);
 		xs_buf_mmap_free(&store);
@@ -314,22 +312,21 @@ long xs_task_exec(struct xs_thread *t, long nr, const long *a, ucontext_t *uc)
 
 /* ---- exit ---- */
 
-/* The last window: written with the world stopped and the window lock
- * held for good, so no boundary can follow it. (exec's caller holds the
- * lock already; taking it is reentrant for that case.) */
-void xs_process_end(struct xs_thread *t, const char *reason)
+struct end_args {
+	struct xs_thread *t;
+	const char *reason;
+};
+
+static long end_locked(void *arg)
 {
+	struct end_args *e = arg;
+	struct xs_thread *t = e->t;
 	struct xs_buf json = { .grow = xs_buf_mmap_grow }, text = { .grow = xs_buf_mmap_grow };
 	static int warned;
-	sigset_t old;
-
-	xs_world_stop(t, &old);
-	if (t->kind == XS_KIND_THREAD && strcmp(reason, "exec") != 0)
-		xs_window_lock();
-	struct xs_window *w = xs_window_collect(t, reason, NULL, NULL);
+	struct xs_window *w = xs_window_collect(t, e->reason, NULL, NULL);
 	if (!w) {
 		xs_warn_once(&warned, "exitscope: out of memory for the stats record\n");
-		return;
+		return -ENOMEM;
 	}
 	if (t->kind == XS_KIND_THREAD)
 		w->has_profile = xs_profile_close_window(w->profile_file, &w->profile_samples);
@@ -344,6 +341,27 @@ void xs_process_end(struct xs_thread *t, const char *reason)
 	xs_window_free(w);
 	xs_buf_mmap_free(&json);
 	xs_buf_mmap_free(&text);
+	return 0;
+}
+
+/* The last window: written with the world stopped and the window lock
+ * held for good, so no boundary can follow it. (exec's caller holds the
+ * lock already; taking it is reentrant for that case.) A vfork child,
+ * which shares the parent's memory but not its lock, writes its own record
+ * on the stack it has. */
+void xs_process_end(struct xs_thread *t, const char *reason)
+{
+	struct end_args e = { t, reason };
+	sigset_t old;
+
+	xs_world_stop(t, &old);
+	if (t->kind != XS_KIND_THREAD) {
+		end_locked(&e);
+		return;
+	}
+	if (strcmp(reason, "exec") != 0)
+		xs_window_lock();
+	xs_on_boundary_stack(end_locked, &e);
 }
 
 void xs_task_exit_thread(struct xs_thread *t, long status)

@@ -30,6 +30,10 @@ struct slot_window {
 };
 
 static struct slot_window *g_slot_windows;
+/* The boundary stack: a guard page, then BOUNDARY_STACK_SIZE bytes. The
+ * deepest path measured with -fstack-usage needs well under 32 KiB. */
+#define BOUNDARY_STACK_SIZE (256 * 1024)
+static char *g_boundary_stack;
 /* Reused for every boundary (window lock): mapping and unmapping in a
  * process with many threads costs TLB shootdowns on every CPU it runs on. */
 static struct xs_window *g_window;
@@ -59,6 +63,9 @@ int xs_windows_init(void)
 	g_slot_windows = xs_map(size, true);
 	if (!g_slot_windows)
 		return -ENOMEM;
+	g_boundary_stack = xs_map(4096 + BOUNDARY_STACK_SIZE, false);
+	if (g_boundary_stack)
+		xs_sys3(SYS_mprotect, g_boundary_stack, 4096, PROT_NONE);
 	g_window = xs_map(sizeof(struct xs_window), false);
 	g_json.len = g_text.len = 0;	/* a fork child's copies are its own */
 	return 0;
@@ -72,6 +79,15 @@ void xs_window_lock(void)
 void xs_window_unlock(void)
 {
 	xs_spin_unlock(&g_proc->window_lock);
+}
+
+long xs_on_boundary_stack(long (*fn)(void *), void *arg)
+{
+	char *lo = g_boundary_stack + 4096, *hi = lo + BOUNDARY_STACK_SIZE;
+	char *sp = __builtin_frame_address(0);
+	if (!g_boundary_stack || (sp >= lo && sp < hi))
+		return fn(arg);	/* (no stack: the caller's, as before) */
+	return xs_call_on_stack(hi, fn, arg);
 }
 
 void xs_snapshot(struct xs_thread *t, struct xs_counters *out)
@@ -319,35 +335,49 @@ int xs_window_write_record(int pid, struct xs_buf *json)
 		g_unwritten.len = 0;
 		return 0;
 	}
-	xs_warn_once(&warned, "exitscope: cannot write the stats record; keeping it in memory and "
-			      "retrying at the next window\n");
+	if (r != -EPERM)	/* a refused file is on the log already */
+		xs_warn_once(&warned, "exitscope: cannot write the stats record; keeping it in memory and "
+				      "retrying at the next window\n");
 	return r;
 }
 
-int xs_window_close(const char *reason, const char *label, const struct xs_counters *caller,
-		    struct xs_buf *out, bool silent)
+struct close_args {
+	const char *reason, *label;
+	const struct xs_counters *caller;
+	struct xs_buf *out;
+	bool silent;
+};
+
+static long close_locked(void *arg)
 {
-	struct xs_thread *self = caller ? xs_self() : NULL;
-	xs_window_lock();
-	struct xs_window *w = xs_window_collect(self, reason, label, caller);
-	if (!w) {
-		xs_window_unlock();
+	struct close_args *c = arg;
+	struct xs_thread *self = c->caller ? xs_self() : NULL;
+	struct xs_window *w = xs_window_collect(self, c->reason, c->label, c->caller);
+	if (!w)
 		return -ENOMEM;
-	}
 	g_json.len = g_text.len = 0;
 	g_json.failed = g_text.failed = false;
 	w->has_profile = xs_profile_close_window(w->profile_file, &w->profile_samples);
 	xs_window_format(w, &g_json, &g_text);
 	int r = g_json.failed ? -ENOMEM : xs_window_write_record(w->pid, &g_json);
-	if (!silent) {
-		if (out)
-			xs_buf_addn(out, g_text.data, g_text.len);
+	if (!c->silent) {
+		if (c->out)
+			xs_buf_addn(c->out, g_text.data, g_text.len);
 		else if (g_text.len)
 			xs_log_buf(g_text.data, g_text.len);
 	}
 	xs_window_commit(w);
 	xs_profile_open_window(g_proc->seq);
 	xs_window_free(w);
+	return r;
+}
+
+int xs_window_close(const char *reason, const char *label, const struct xs_counters *caller,
+		    struct xs_buf *out, bool silent)
+{
+	struct close_args c = { reason, label, caller, out, silent };
+	xs_window_lock();
+	int r = (int)xs_on_boundary_stack(close_locked, &c);
 	xs_window_unlock();
 	return r;
 }

@@ -24,6 +24,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -380,7 +381,10 @@ int main(int argc, char **argv)
 	cfg.cmdline = cmdline;
 	cfg.cmdline_size = cmd_len;
 	w.pid = getpid();
-	if ((e = xs_perf_open(&w.f, argv[2], &cfg)))
+	int out = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (out < 0)
+		die_err("open", -errno);
+	if ((e = xs_perf_open(&w.f, out, &cfg)))
 		die_err("open", e);
 
 	memset(&sa, 0, sizeof(sa));

@@ -417,19 +417,21 @@ static int check_config(const struct xs_perf_config *cfg)
 	return 0;
 }
 
-int xs_perf_open(struct xs_perf_file *f, const char *path, const struct xs_perf_config *cfg)
+int xs_perf_open(struct xs_perf_file *f, int fd, const struct xs_perf_config *cfg)
 {
 	const char *name = cfg->event_name ? cfg->event_name : "task-clock:u";
 	const char *version = cfg->version ? cfg->version : "exitscope";
 	size_t cmd_len = 0;
-	long r, fd;
+	long r;
 	void *p;
 
 	memset(f, 0, sizeof(*f));
 	f->fd = -1;
 	r = check_config(cfg);
-	if (r < 0)
+	if (r < 0) {
+		xs_sys1(SYS_close, fd);
 		return f->err = (int)r;
+	}
 	f->cfg = *cfg;
 	f->cfg.event_name = f->cfg.cmdline = f->cfg.version = NULL;
 	if (!f->cfg.regs_mask)
@@ -448,8 +450,10 @@ int xs_perf_open(struct xs_perf_file *f, const char *path, const struct xs_perf_
 
 	p = (void *)xs_syscall6(SYS_mmap, 0, f->buf_size + SCRATCH_MAPS + SCRATCH_ELF,
 				PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if ((long)p < 0 && (long)p > -4096)
+	if ((long)p < 0 && (long)p > -4096) {
+		xs_sys1(SYS_close, fd);
 		return f->err = (int)(long)p;
+	}
 	f->buf = p;
 	p = (void *)xs_syscall6(SYS_mmap, 0, META_INITIAL, PROT_READ | PROT_WRITE,
 				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -479,12 +483,7 @@ int xs_perf_open(struct xs_perf_file *f, const char *path, const struct xs_perf_
 	f->dso_start = f->meta_len;
 	build_attr(f);
 
-	fd = xs_sys4(SYS_openat, AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		r = fd;
-		goto out_unmap_meta;
-	}
-	f->fd = (int)fd;
+	f->fd = fd;
 	f->open = true;
 	f->data_offset = HEADER_SIZE + FILE_ATTR_SIZE;
 	{
@@ -506,6 +505,8 @@ out_unmap_meta:
 	xs_sys2(SYS_munmap, f->meta, f->meta_cap);
 out_unmap_buf:
 	xs_sys2(SYS_munmap, f->buf, f->buf_size + SCRATCH_MAPS + SCRATCH_ELF);
+	if (f->fd < 0)
+		xs_sys1(SYS_close, fd);
 	f->buf = f->meta = NULL;
 	f->err = (int)r;	/* later calls return it */
 	return (int)r;

@@ -140,13 +140,14 @@ struct xs_perf_stats {
 	uint32_t build_id_errors;	/* files whose build id could not be read */
 };
 
-/* Create (truncate) path, mode 0600 (stack copies may hold secrets), and
- * write the header and the event description. f is initialized here; on
- * error nothing stays open or mapped, path may exist empty, and the other
+/* Start a perf.data file on fd, a new empty file opened for writing (the
+ * caller creates it, mode 0600: stack copies may hold secrets), and write
+ * the header and the event description. f is initialized here and owns fd
+ * from now on; on error fd is closed, nothing stays mapped, and the other
  * calls on f return the error (xs_perf_close: -EBADF). -EINVAL for a bad
- * config. The descriptor is O_CLOEXEC; the runtime should hide it from the
- * program like its other descriptors. */
-int xs_perf_open(struct xs_perf_file *f, const char *path, const struct xs_perf_config *cfg);
+ * config. The runtime should hide fd from the program like its other
+ * descriptors. */
+int xs_perf_open(struct xs_perf_file *f, int fd, const struct xs_perf_config *cfg);
 
 /* A COMM record: thread tid of process pid is named comm (at most 15
  * bytes kept). Emit one for every thread, or perf shows it as ":tid". */

@@ -309,7 +309,6 @@ void xs_profile_open_window(uint32_t seq)
 	struct profile *p = g_profile;
 	if (!xs_profiling() || !p || p->open)
 		return;
-	char path[4200];
 	struct xs_buf b = { p->name, 0, sizeof(p->name), false, NULL };
 	xs_buf_add(&b, "exitscope-");
 	xs_buf_u64(&b, (uint64_t)g_proc->pid, 0);
@@ -317,11 +316,12 @@ void xs_profile_open_window(uint32_t seq)
 	xs_buf_u64(&b, seq, 0);
 	xs_buf_add(&b, ".data");
 	xs_buf_addc(&b, 0);
-	b = (struct xs_buf){ path, 0, sizeof(path), false, NULL };
-	xs_buf_add(&b, g_config.dir);
-	xs_buf_addc(&b, '/');
-	xs_buf_add(&b, p->name);
-	xs_buf_addc(&b, 0);
+	/* never an existing file: a planted one is refused on the log */
+	int out = xs_output_open(p->name, false, 0600);
+	if (out < 0) {
+		g_config.profile = XS_PROFILE_OFF;
+		return;
+	}
 
 	char cmdline[4096];
 	long n = 0, fd = xs_sys4(SYS_openat, AT_FDCWD, "/proc/self/cmdline", O_RDONLY | O_CLOEXEC, 0);
@@ -338,7 +338,7 @@ void xs_profile_open_window(uint32_t seq)
 		.cmdline = n > 0 ? cmdline : NULL,
 		.cmdline_size = n > 0 ? (size_t)n : 0,
 	};
-	int r = xs_perf_open(&p->file, path, &cfg);
+	int r = xs_perf_open(&p->file, out, &cfg);
 	if (r < 0) {
 		report_failure(r);
 		g_config.profile = XS_PROFILE_OFF;

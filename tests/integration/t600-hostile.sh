@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# t600: a hostile local user and hostile programs (issue 10: record and
+# profile files, credentials, small signal stacks, seccomp, dispatch).
+#  - files: a symlink, another user's file, a FIFO or a hard link planted as
+#    exitscope-PID.jsonl or exitscope-PID-N.data in a shared directory never
+#    gets written or truncated; the records wait in memory until the path is
+#    safe; --log refuses a symlink and another user's file;
+#  - a handler on an 8 KiB alternate stack closes windows and exits;
+# shellcheck source-path=SCRIPTDIR source=../lib.sh
+. "$(dirname "$0")/../lib.sh"
+ulimit -c 0
+HOSTILE=xs-hostile-m
+id "$HOSTILE" >/dev/null 2>&1 || useradd -M -r -s /usr/sbin/nologin "$HOSTILE"
+shared=$(mktemp -d "${TMPDIR:-/tmp}/xs-t600.XXXXXX")
+trap 'rm -rf "$SCRATCH" "$shared"' EXIT
+chmod 1777 "$shared"
+
+# run_planted SETUP ARGS: run exitscope from a subshell that first runs
+# SETUP with $pid set to its own pid (which the program will have: exitscope
+# execs it), as an attacker would guess it.
+run_planted() {
+  local setup=$1; shift
+  victim=$victim shared=$shared SCRATCH=$SCRATCH XS=$XS timeout -s KILL 30 \
+    bash -c 'pid=$$; eval "$0"; exec "$XS" run "$@"' "$setup" "$@" >"$SCRATCH/out" 2>"$SCRATCH/err"
+}
+
+# --- records and profiles in a shared directory ---
+victim=$SCRATCH/victim
+export HOSTILE
+printf 'secret\n' >"$victim"; chmod 600 "$victim"
+before=$(sha256sum <"$victim")
+
+run_planted 'ln -s "$victim" "$shared/exitscope-$pid.jsonl"; echo "$pid" >"$SCRATCH/pid"' \
+  -o "$shared" -- "$T/tt_count_getppid" 10
+st=$?; pid=$(cat "$SCRATCH/pid")
+expect_eq "planted record symlink: the program runs as natively (status 0)" 0 "$st"
+expect_eq "planted record symlink: its target is unchanged" "$before" "$(sha256sum <"$victim")"
+check "planted record symlink: one line on the log names the file and the reason" \
+  grep -q "not writing '$shared/exitscope-$pid.jsonl': it is a symbolic link" "$SCRATCH/err"
+expect_eq "planted record symlink: said once" 1 "$(grep -c 'not writing' "$SCRATCH/err")"
+rm -f "$shared/exitscope-$pid.jsonl"
+
+run_planted 'ln -s "$victim" "$shared/exitscope-$pid-0.data"; echo "$pid" >"$SCRATCH/pid"' \
+  -o "$shared" -p -- "$T/tt_count_getppid" 10
+st=$?; pid=$(cat "$SCRATCH/pid")
+expect_eq "planted profile symlink: status 0" 0 "$st"
+expect_eq "planted profile symlink: its target is not truncated" "$before" "$(sha256sum <"$victim")"
+check "planted profile symlink: the log says why profiling stopped" \
+  grep -q "not writing '$shared/exitscope-$pid-0.data': it exists already" "$SCRATCH/err"
+check "planted profile symlink: the stats are still written" \
+  jq -e 'select(.reason == "exit") | .profile == null' "$shared/exitscope-$pid.jsonl"
+rm -f "$shared"/exitscope-"$pid"*
+
+# another user's regular file, a FIFO and a hard link
+run_planted 'touch "$shared/exitscope-$pid.jsonl"; chown "$HOSTILE" "$shared/exitscope-$pid.jsonl"; echo "$pid" >"$SCRATCH/pid"' \
+  -o "$shared" -- "$T/tt_count_getppid" 10
+pid=$(cat "$SCRATCH/pid")
+expect_eq "another user's planted record file: left empty" 0 "$(stat -c %s "$shared/exitscope-$pid.jsonl")"
+check "another user's planted record file: the log says so" grep -q "belongs to another user" "$SCRATCH/err"
+rm -f "$shared/exitscope-$pid.jsonl"
+
+run_planted 'mkfifo "$shared/exitscope-$pid.jsonl"; echo "$pid" >"$SCRATCH/pid"' \
+  -o "$shared" -- "$T/tt_count_getppid" 10
+st=$?; pid=$(cat "$SCRATCH/pid")
+expect_eq "planted FIFO: the program does not hang (status 0)" 0 "$st"
+check "planted FIFO: the log says so" grep -q "not a regular file" "$SCRATCH/err"
+rm -f "$shared/exitscope-$pid.jsonl"
+
+cp "$victim" "$shared/own-file"
+run_planted 'ln "$shared/own-file" "$shared/exitscope-$pid.jsonl"; echo "$pid" >"$SCRATCH/pid"' \
+  -o "$shared" -- "$T/tt_count_getppid" 10
+pid=$(cat "$SCRATCH/pid")
+expect_eq "planted hard link: its target is unchanged" "$before" "$(sha256sum <"$shared/own-file")"
+rm -f "$shared/exitscope-$pid.jsonl" "$shared/own-file"
+
+# The records wait in memory: once the planted link is gone, the next
+# window's record carries the earlier ones too.
+( pid=$BASHPID; ln -s "$victim" "$shared/exitscope-$pid.jsonl"; echo "$pid" >"$SCRATCH/pid"
+  exec "$XS" run -o "$shared" -- "$T/tw_idle" plain "$SCRATCH/stop" ) >"$SCRATCH/out" 2>"$SCRATCH/err" &
+bg=$!
+wait_for "$SCRATCH/out" ready 10
+pid=$(cat "$SCRATCH/pid")
+"$XS" dump "$pid" first >/dev/null 2>&1
+rm -f "$shared/exitscope-$pid.jsonl"
+"$XS" dump "$pid" second >/dev/null 2>&1
+touch "$SCRATCH/stop"; wait "$bg" 2>/dev/null
+expect_eq "records refused while a link was planted are written once it is gone" \
+  "first second null" "$(jq -r .label "$shared/exitscope-$pid.jsonl" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "planted link: target still unchanged after the windows" "$before" "$(sha256sum <"$victim")"
+
+# --log
+ln -s "$victim" "$shared/log-link"
+"$XS" run --log "$shared/log-link" -- true 2>"$SCRATCH/err"
+expect_eq "--log on a symlink: refused with status 124" 124 $?
+check "--log on a symlink: says why" grep -q "cannot open log '$shared/log-link': it is a symbolic link" "$SCRATCH/err"
+touch "$shared/log-other"; chown "$HOSTILE" "$shared/log-other"
+"$XS" run --log "$shared/log-other" -- true 2>"$SCRATCH/err"
+expect_eq "--log on another user's file: refused with status 124" 124 $?
+expect_eq "--log on another user's file: left empty" 0 "$(stat -c %s "$shared/log-other")"
+expect_eq "planted log targets unchanged" "$before" "$(sha256sum <"$victim")"
+
+# --- a small alternate signal stack ---
+for mode in dump exit; do
+  "$T/th_small_altstack" "$mode" >"$SCRATCH/native" 2>&1; nst=$?
+  (cd "$SCRATCH" && timeout -s KILL 20 "$XS" run --format none -- "$T/th_small_altstack" "$mode") >"$SCRATCH/xs" 2>&1
+  xst=$?
+  expect_eq "8 KiB alternate stack ($mode): status as natively ($nst)" "$nst" "$xst"
+  expect_eq "8 KiB alternate stack ($mode): output as natively" "$(cat "$SCRATCH/native")" "$(cat "$SCRATCH/xs")"
+done
