@@ -113,3 +113,45 @@ for mode in plain fork exec; do
 done
 n=$(jq -s '[.[] | select(.reason == "exec")] | length' "$SCRATCH/th-exec/exitscope-$(awk '$1 == "main" { print $2; exit }' "$SCRATCH/th-exec.out").jsonl" 2>/dev/null)
 expect_eq "faults: th_cnt_faults exec: one exec record" 1 "$n"
+
+# ---------------------------------------------------------------------------
+# --format gramine. gramine_blocks LOG: one line per block,
+# "WHICH enters exits aexs sync async", WHICH being the window number or
+# "total".
+gramine_blocks() {
+  awk '/^----- exitscope window #/ { sub(/^----- exitscope window #/, ""); which = $1 + 0; n = 0; next }
+       /^----- Total SGX stats for process / { which = "total"; n = 0; next }
+       /^  # of (EENTERs|EEXITs|AEXs|sync signals|async signals): +[0-9]+$/ {
+         v[n++] = $NF; if (n == 5) print which, v[0], v[1], v[2], v[3], v[4] }' "$1"
+}
+# the same from the records: window blocks for every window but a lone exit
+# window, the total for the exit
+GRAMINE_JQ='def g(c): "\(c.enters) \(c.exits) \(c.preemptions + c.minor_faults + c.major_faults) \(c.sync_signals) \(c.async_signals)";
+  . as $r | ($r[] | select(.reason != "exit" or ($r | length) > 1) | "\(.seq) \(g(.window))"),
+  ($r[] | select(.reason == "exit") | "total \(g(.total))")'
+# normalized: the process id, the counts and the seconds replaced
+gramine_shape() {
+  sed -E -e 's/process [0-9]+/process PID/' -e 's/:( +)[0-9]+$/:\1N/' -e 's/[0-9]+\.[0-9]{3} s\)/S s)/' "$1"
+}
+
+dir=$SCRATCH/gramine
+mkdir -p "$dir"
+timeout -k 5 120 "$XS" run -o "$dir" --format gramine -- "$T/th_cnt_faults" >"$dir.out" 2>"$dir.log"
+file=$dir/exitscope-$(awk '$1 == "main" { print $2; exit }' "$dir.out").jsonl
+expect_eq "gramine: each block holds its window's counts, the Total block the process totals" \
+  "$(jq -sr "$GRAMINE_JQ" "$file" 2>&1)" "$(gramine_blocks "$dir.log")"
+expect_eq "gramine: the Total block is the last record's total (EEXITs)" \
+  "$(last "$file" .total.exits)" "$(sed -n '/^----- Total SGX/,$ s/^  # of EEXITs: *//p' "$dir.log")"
+gramine_shape "$dir.log" >"$dir.shape"
+check "gramine: golden text of a run with windows (tests/golden/t630-gramine-windows.txt)" \
+  diff -u "$XS_ROOT/tests/golden/t630-gramine-windows.txt" "$dir.shape"
+
+dir=$SCRATCH/gramine-one
+mkdir -p "$dir"
+"$XS" run -o "$dir" --format gramine -- sqlite3 :memory: 'select 1;' >/dev/null 2>"$dir.log"
+file=$(ls "$dir"/exitscope-*.jsonl 2>/dev/null | head -n 1)
+expect_eq "gramine: a single window prints only the Total block, with the totals" \
+  "$(jq -sr "$GRAMINE_JQ" "$file" 2>&1)" "$(gramine_blocks "$dir.log")"
+gramine_shape "$dir.log" >"$dir.shape"
+check "gramine: golden text of a single window (tests/golden/t630-gramine-one.txt)" \
+  diff -u "$XS_ROOT/tests/golden/t630-gramine-one.txt" "$dir.shape"
