@@ -177,8 +177,12 @@ struct xs_window *xs_window_collect(struct xs_thread *self, const char *reason, 
 	w->reason = reason;
 	if (label) {
 		size_t n = strlen(label);
-		if (n >= sizeof(w->label))
+		if (n >= sizeof(w->label)) {
+			/* cut at a character boundary, not inside a UTF-8 sequence */
 			n = sizeof(w->label) - 1;
+			for (size_t k = 0; k < 3 && n > 0 && ((unsigned char)label[n] & 0xc0) == 0x80; k++)
+				n--;
+		}
 		memcpy(w->label, label, n);
 		w->has_label = true;
 	}

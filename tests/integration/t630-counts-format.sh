@@ -155,3 +155,28 @@ expect_eq "gramine: a single window prints only the Total block, with the totals
 gramine_shape "$dir.log" >"$dir.shape"
 check "gramine: golden text of a single window (tests/golden/t630-gramine-one.txt)" \
   diff -u "$XS_ROOT/tests/golden/t630-gramine-one.txt" "$dir.shape"
+
+# ---------------------------------------------------------------------------
+# Hostile labels and thread names: every line loads in strict parsers.
+dir=$SCRATCH/names
+mkdir -p "$dir"
+timeout -k 5 60 "$XS" run -o "$dir" -- "$T/th_cnt_names" >"$dir.out" 2>"$dir.log"
+expect_eq "names: every mark returned 0" "marks=0" "$(grep '^marks=' "$dir.out")"
+file=$dir/exitscope-$(awk '$1 == "main" { print $2; exit }' "$dir.out").jsonl
+check "names: python3's json loads every line" \
+  python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]' "$file"
+check "names: jq loads every line" jq -e . "$file"
+# the labels as Python reads them: bytes that are not UTF-8 are the
+# characters of the same number, so latin-1 gives the bytes back
+expect_eq "names: labels come back recognisable (bytes not UTF-8 as U+00XX)" \
+  "['ÿþ', 'a\\x01b', 'À\\x80', 'surí\\xa0\\x80rogate', 'cutâ\\x82', 'q\"uo\\\\te', '$(printf '€%.0s' $(seq 42))', None]" \
+  "$(python3 -c 'import json,sys; print([json.loads(l)["label"] for l in open(sys.argv[1])])' "$file" 2>&1)"
+expect_eq "names: thread names come back recognisable" \
+  "['ÿÿ main þ', 'w\\x01À\\x80ÿ']" \
+  "$(python3 -c 'import json,sys; print([t["comm"] for t in json.loads(open(sys.argv[1]).readline())["threads"]])' "$file" 2>&1)"
+check "names: the log's text is valid UTF-8" python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8")' "$dir.log"
+check "names: exitscope report reads the records" "$XS" report "$file"
+check "names: exitscope report --json writes valid JSON" \
+  bash -c '"$1" report --json "$2" | python3 -c "import json,sys; json.load(sys.stdin)"' _ "$XS" "$file"
+check "names: exitscope diff --json writes valid JSON" \
+  bash -c '"$1" diff --json "$2:0" "$2:3" | python3 -c "import json,sys; json.load(sys.stdin)"' _ "$XS" "$file"
