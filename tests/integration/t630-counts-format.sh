@@ -177,6 +177,6 @@ expect_eq "names: thread names come back recognisable" \
 check "names: the log's text is valid UTF-8" python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8")' "$dir.log"
 check "names: exitscope report reads the records" "$XS" report "$file"
 check "names: exitscope report --json writes valid JSON" \
-  bash -c '"$1" report --json "$2" | python3 -c "import json,sys; json.load(sys.stdin)"' _ "$XS" "$file"
+  bash -c '"$1" report --json "$2" | python3 -c "import json,sys; json.loads(sys.stdin.buffer.read().decode())"' _ "$XS" "$file"
 check "names: exitscope diff --json writes valid JSON" \
-  bash -c '"$1" diff --json "$2:0" "$2:3" | python3 -c "import json,sys; json.load(sys.stdin)"' _ "$XS" "$file"
+  bash -c '"$1" diff --json "$2:0" "$2:3" | python3 -c "import json,sys; json.loads(sys.stdin.buffer.read().decode())"' _ "$XS" "$file"
