@@ -94,21 +94,73 @@ void xs_buf_pad(struct xs_buf *b, const char *s, int width)
 	buf_spaces(b, width - (int)n);
 }
 
+size_t xs_utf8_char_len(const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	if (n == 0)
+		return 0;
+	if (u[0] < 0x80)
+		return 1;
+	/* the lead byte gives the length and the range of the second byte;
+	 * the ranges leave out overlong forms (C0, C1, E0 80-9F, F0 80-8F),
+	 * surrogates (ED A0-BF) and code points above U+10FFFF (F4 90-BF, F5-FF) */
+	size_t len;
+	unsigned char lo = 0x80, hi = 0xbf;
+	if (u[0] >= 0xc2 && u[0] <= 0xdf) {
+		len = 2;
+	} else if (u[0] >= 0xe0 && u[0] <= 0xef) {
+		len = 3;
+		if (u[0] == 0xe0)
+			lo = 0xa0;
+		else if (u[0] == 0xed)
+			hi = 0x9f;
+	} else if (u[0] >= 0xf0 && u[0] <= 0xf4) {
+		len = 4;
+		if (u[0] == 0xf0)
+			lo = 0x90;
+		else if (u[0] == 0xf4)
+			hi = 0x8f;
+	} else {
+		return 0;
+	}
+	if (n < len || u[1] < lo || u[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if ((u[i] & 0xc0) != 0x80)
+			return 0;
+	return len;
+}
+
+/*
+ * Every line exitscope writes must load in strict JSON parsers, and labels
+ * and thread names are whatever bytes a program chose. Valid UTF-8 is
+ * copied as it is; a byte that does not start a valid character becomes
+ * \u00XX, the character of the same number (what a Latin-1 reading shows),
+ * rather than U+FFFD: the label stays recognisable ("dump \xff\xfe" reads
+ * "\u00ff\u00fe") and a reader who knows the rule can recover the bytes.
+ * Not a lone surrogate \udcXX (Python's surrogateescape), which strict
+ * parsers reject.
+ */
 void xs_buf_json_str(struct xs_buf *b, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
+	size_t n = strlen(s);
 	xs_buf_addc(b, '"');
-	for (; *s; s++) {
+	while (n > 0) {
 		unsigned char c = (unsigned char)*s;
+		size_t len = xs_utf8_char_len(s, n);
 		if (c == '"' || c == '\\') {
 			xs_buf_addc(b, '\\');
 			xs_buf_addc(b, (char)c);
-		} else if (c < 0x20 || c == 0x7f) {
+		} else if (c < 0x20 || c == 0x7f || len == 0) {
 			char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
 			xs_buf_addn(b, esc, 6);
+			len = 1;
 		} else {
-			xs_buf_addc(b, (char)c);
+			xs_buf_addn(b, s, len);
 		}
+		s += len;
+		n -= len;
 	}
 	xs_buf_addc(b, '"');
 }

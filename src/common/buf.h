@@ -31,7 +31,12 @@ void xs_buf_i64(struct xs_buf *b, int64_t v, int width);
 void xs_buf_fixed(struct xs_buf *b, uint64_t value, int decimals, int width);
 /* s left-aligned, padded with spaces to width. */
 void xs_buf_pad(struct xs_buf *b, const char *s, int width);
-/* s as a JSON string literal, quotes included. */
+/* s as a JSON string literal, quotes included, always valid UTF-8: a byte
+ * that does not start a valid UTF-8 character is written as \u00XX. */
 void xs_buf_json_str(struct xs_buf *b, const char *s);
+/* The length of the valid UTF-8 character at s (1 to 4 bytes, at most n),
+ * or 0 if s does not start one: a stray continuation byte, an overlong
+ * form, a surrogate, a code point above U+10FFFF, a sequence cut short. */
+size_t xs_utf8_char_len(const char *s, size_t n);
 
 #endif

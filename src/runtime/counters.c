@@ -113,8 +113,6 @@ static void process_open(int pid)
 	g_proc->pid = pid;
 	g_proc->window_start_ns = xs_now_real();
 	g_proc->window_start_mono = xs_now_mono();
-	xs_usage_self_process(&g_proc->usage_base);
-	g_proc->usage_start = g_proc->usage_base;
 }
 
 void *xs_map(size_t size, bool wipe_on_fork)
@@ -224,6 +222,8 @@ int xs_thread_activate(struct xs_thread *t)
 	t->tid = (int)xs_sys0(SYS_gettid);
 	if (t->kind != XS_KIND_THREAD)
 		t->pid = t->tid;
+	/* faults and preemptions count from here (windows.c) */
+	xs_usage_thread(0, &t->usage_start, NULL);
 	xs_sys2(SYS_arch_prctl, ARCH_SET_GS, t);
 	xs_profile_thread_start(t);
 	return xs_dispatch_enable();
@@ -315,11 +315,6 @@ static void usage_of(int who, struct xs_usage *u)
 	u->minor_faults = (uint64_t)ru.ru_minflt;
 	u->major_faults = (uint64_t)ru.ru_majflt;
 	u->preemptions = (uint64_t)ru.ru_nivcsw;
-}
-
-void xs_usage_self_process(struct xs_usage *u)
-{
-	usage_of(RUSAGE_SELF, u);
 }
 
 static int g_task_dir = -1;	/* /proc/self/task of this process */

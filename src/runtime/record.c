@@ -221,24 +221,58 @@ static void format_text(struct xs_window *w, struct xs_buf *b)
 	format_syscall_table(w, b);
 }
 
-/* Gramine's SGX stats block: EENTERs = enters, EEXITs = exits, AEXs =
- * preemptions + page faults (the asynchronous exits of an enclave). */
-static void format_gramine(struct xs_window *w, struct xs_buf *b)
+/* Gramine's SGX stats (pal/src/host/linux-sgx/host_thread.c): a block per
+ * thread as it exits and, when the process exits, the block
+ *   ----- Total SGX stats for process PID -----
+ *     # of EENTERs:        N
+ *   ... (EEXITs, AEXs, sync signals, async signals)
+ * with the process's totals. Ours: EENTERs = enters, EEXITs = exits, AEXs =
+ * preemptions + minor and major faults (the asynchronous exits of an
+ * enclave). The counter lines are Gramine's, byte for byte, so that its
+ * users' parsers read ours. Gramine has no windows: each of ours gets a
+ * block under a header of our own that names the window, and the Total
+ * header appears only at exit, over the totals, never over a window's
+ * counts. A single-window run prints just the Total block, as Gramine does. */
+static void gramine_counts(struct xs_buf *b, const struct xs_counters *c)
 {
-	const struct xs_counters *c = &w->window;
-	xs_buf_add(b, "----- Total SGX stats for process ");
-	xs_buf_u64(b, (uint64_t)w->pid, 0);
-	xs_buf_add(b, " -----\n# of EENTERs:        ");
+	xs_buf_add(b, "  # of EENTERs:        ");
 	xs_buf_u64(b, c->enters, 0);
-	xs_buf_add(b, "\n# of EEXITs:         ");
+	xs_buf_add(b, "\n  # of EEXITs:         ");
 	xs_buf_u64(b, c->exits, 0);
-	xs_buf_add(b, "\n# of AEXs:           ");
+	xs_buf_add(b, "\n  # of AEXs:           ");
 	xs_buf_u64(b, c->preemptions + c->minor_faults + c->major_faults, 0);
-	xs_buf_add(b, "\n# of sync signals:   ");
+	xs_buf_add(b, "\n  # of sync signals:   ");
 	xs_buf_u64(b, c->sync_signals, 0);
-	xs_buf_add(b, "\n# of async signals:  ");
+	xs_buf_add(b, "\n  # of async signals:  ");
 	xs_buf_u64(b, c->async_signals, 0);
 	xs_buf_addc(b, '\n');
+}
+
+static void format_gramine(struct xs_window *w, struct xs_buf *b)
+{
+	bool at_exit = strcmp(w->reason, "exit") == 0;
+	if (!at_exit || w->seq > 0) {
+		xs_buf_add(b, "----- exitscope window #");
+		xs_buf_u64(b, w->seq, 0);
+		xs_buf_add(b, " of process ");
+		xs_buf_u64(b, (uint64_t)w->pid, 0);
+		xs_buf_add(b, " (");
+		xs_buf_add(b, reason_shown(w->reason));
+		if (w->has_label) {
+			xs_buf_add(b, ", label ");
+			xs_buf_json_str(b, w->label);
+		}
+		xs_buf_add(b, ", ");
+		xs_buf_fixed(b, w->duration_ns / 1000000, 3, 0);
+		xs_buf_add(b, " s): this window -----\n");
+		gramine_counts(b, &w->window);
+	}
+	if (at_exit) {
+		xs_buf_add(b, "----- Total SGX stats for process ");
+		xs_buf_u64(b, (uint64_t)w->pid, 0);
+		xs_buf_add(b, " -----\n");
+		gramine_counts(b, &w->total);
+	}
 }
 
 void xs_window_format(struct xs_window *w, struct xs_buf *json, struct xs_buf *text)

@@ -91,7 +91,8 @@ struct xs_thread {
 	uint64_t start_ns;		/* CLOCK_MONOTONIC at start (COMM time) */
 	uint64_t last_sample_cpu;	/* thread CPU ns at its previous sample */
 	bool ctl_view_blocked;		/* the program's view of the control signal */
-	struct xs_usage usage_at_exit;
+	struct xs_usage usage_start;	/* the kernel's counts when activated: see windows.c */
+	struct xs_usage usage_at_exit;	/* ...and when it exited */
 	char comm[16];
 	struct xs_redirect redirect[XS_REDIRECT_DEPTH];
 	struct xs_counters c;
@@ -116,8 +117,6 @@ struct xs_process {
 	volatile int devfile_lock;	/* the /dev/exitscope table: see devfile.c */
 	uint64_t window_start_ns;	/* CLOCK_REALTIME */
 	uint64_t window_start_mono;
-	struct xs_usage usage_base;	/* RUSAGE_SELF when the window opened */
-	struct xs_usage usage_start;	/* ...and when the runtime started */
 	struct xs_counters retired;	/* reclaimed dead threads, this image */
 	struct xs_counters retired_window; /* ...their part not yet in a window */
 	struct xs_counters base_total;	/* earlier images (exec), for totals */
@@ -165,7 +164,6 @@ uint64_t xs_now_real(void);
 struct xs_thread *xs_slot(uint32_t i);
 void xs_registry_lock(sigset_t *old);
 void xs_registry_unlock(const sigset_t *old);
-void xs_usage_self_process(struct xs_usage *u);
 void xs_usage_thread(int tid, struct xs_usage *u, char comm[16]);
 void xs_usage_init(void);
 void xs_block_all_signals(sigset_t *old);
@@ -244,7 +242,6 @@ struct xs_window {
 	uint64_t start_ns, end_ns, duration_ns;
 	uint32_t nthreads;
 	uint32_t boundary;		/* marks the slots collected for it */
-	struct xs_usage usage_now;	/* the process's usage as the window closed */
 	bool has_profile;
 	char profile_file[64];
 	uint64_t profile_samples;

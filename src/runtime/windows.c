@@ -11,6 +11,21 @@
  * stopped) for the last window. A slot's generation tells a base that
  * belongs to an earlier thread of the same slot from one that is current.
  * Dead threads keep their slot until a boundary has reported them.
+ *
+ * Faults and preemptions have one definition at every level. A thread's
+ * count is the kernel's count for that thread (RUSAGE_THREAD for the caller,
+ * /proc/self/task/TID/stat and status for the others, the caller's own
+ * reading as it exits) minus the count when the runtime activated the
+ * thread: for the first thread of an image, when the runtime started (the
+ * loader's faults before it are not the program's to count), for later
+ * threads and fork children, their first instruction under the runtime.
+ * Its windows are differences of those readings, so they add up to its
+ * total. The process's window and total are the sums of its threads' values
+ * from the same readings (live, dead and reclaimed ones), plus, for totals,
+ * the images before an exec; they are never read from RUSAGE_SELF, which
+ * also counts the loader, the runtime's service thread and whatever the
+ * threads did between their birth and their activation. The service thread
+ * is the runtime's, not the program's: its faults are in no count.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -114,6 +129,30 @@ static void counters_sub(struct xs_counters *dst, const struct xs_counters *a, c
 		d[i] = x[i] - y[i];
 }
 
+/* The thread's faults and preemptions since its activation (see the top of
+ * the file), and its name; self: the caller. Never below floor, the
+ * previous reading: a reading that failed (zeros) must not run backwards. */
+static void thread_usage(const struct xs_thread *t, bool self, const struct xs_usage *floor,
+			 struct xs_usage *u, char comm[16])
+{
+	struct xs_usage raw;
+	if (t->state == XS_SLOT_LIVE) {
+		xs_usage_thread(self ? 0 : t->tid, &raw, comm);
+	} else {
+		raw = t->usage_at_exit;
+		if (comm)
+			memcpy(comm, t->comm, 16);
+	}
+	const uint64_t *r = (const uint64_t *)&raw, *s = (const uint64_t *)&t->usage_start;
+	const uint64_t *f = (const uint64_t *)floor;
+	uint64_t *out = (uint64_t *)u;
+	for (size_t i = 0; i < sizeof(*u) / sizeof(uint64_t); i++) {
+		out[i] = r[i] > s[i] ? r[i] - s[i] : 0;
+		if (out[i] < f[i])
+			out[i] = f[i];
+	}
+}
+
 static void set_usage(struct xs_counters *c, const struct xs_usage *u)
 {
 	c->minor_faults = u->minor_faults;
@@ -154,8 +193,12 @@ struct xs_window *xs_window_collect(struct xs_thread *self, const char *reason, 
 	w->reason = reason;
 	if (label) {
 		size_t n = strlen(label);
-		if (n >= sizeof(w->label))
+		if (n >= sizeof(w->label)) {
+			/* cut at a character boundary, not inside a UTF-8 sequence */
 			n = sizeof(w->label) - 1;
+			for (size_t k = 0; k < 3 && n > 0 && ((unsigned char)label[n] & 0xc0) == 0x80; k++)
+				n--;
+		}
 		memcpy(w->label, label, n);
 		w->has_label = true;
 	}
@@ -165,8 +208,8 @@ struct xs_window *xs_window_collect(struct xs_thread *self, const char *reason, 
 		w->start_ns = w->end_ns;
 		w->nthreads = 1;
 		xs_counters_add(&w->window, &self->c);
-		struct xs_usage u;
-		xs_usage_self_process(&u);
+		struct xs_usage u, zero = { 0, 0, 0 };
+		thread_usage(self, true, &zero, &u, NULL);
 		set_usage(&w->window, &u);
 		w->total = w->window;
 		return w;
@@ -185,12 +228,7 @@ struct xs_window *xs_window_collect(struct xs_thread *self, const char *reason, 
 		else
 			xs_snapshot(t, &sw->snap);
 		sw->final = t->state != XS_SLOT_LIVE;
-		if (!sw->final) {
-			xs_usage_thread(t == self ? 0 : t->tid, &sw->usage_snap, sw->comm);
-		} else {
-			sw->usage_snap = t->usage_at_exit;
-			memcpy(sw->comm, t->comm, sizeof(sw->comm));
-		}
+		thread_usage(t, t == self, &sw->usage_base, &sw->usage_snap, sw->comm);
 		set_usage(&sw->snap, &sw->usage_snap);
 		set_usage(&sw->base, &sw->usage_base);
 		sw->boundary = w->boundary;
@@ -201,16 +239,6 @@ struct xs_window *xs_window_collect(struct xs_thread *self, const char *reason, 
 	}
 	xs_counters_add(&w->window, &g_proc->retired_window);
 	xs_counters_add(&w->total, &g_proc->retired);
-	/* the process's faults and preemptions: the kernel's own sum */
-	struct xs_usage now;
-	xs_usage_self_process(&now);
-	w->usage_now = now;
-	w->window.minor_faults = now.minor_faults - g_proc->usage_base.minor_faults;
-	w->window.major_faults = now.major_faults - g_proc->usage_base.major_faults;
-	w->window.preemptions = now.preemptions - g_proc->usage_base.preemptions;
-	w->total.minor_faults = now.minor_faults - g_proc->usage_start.minor_faults;
-	w->total.major_faults = now.major_faults - g_proc->usage_start.major_faults;
-	w->total.preemptions = now.preemptions - g_proc->usage_start.preemptions;
 	xs_counters_add(&w->total, &g_proc->base_total);
 	return w;
 }
@@ -293,7 +321,6 @@ void xs_window_commit(struct xs_window *w)
 	g_proc->seq++;
 	g_proc->window_start_ns = w->end_ns;
 	g_proc->window_start_mono = xs_now_mono();
-	g_proc->usage_base = w->usage_now;	/* what the closed window ended with */
 }
 
 void xs_reclaim_dead(void)
@@ -306,7 +333,8 @@ void xs_reclaim_dead(void)
 		struct slot_window *sw = &g_slot_windows[i];
 		fresh_base(sw, t);
 		xs_snapshot(t, &sw->snap);
-		set_usage(&sw->snap, &t->usage_at_exit);
+		thread_usage(t, false, &sw->usage_base, &sw->usage_snap, NULL);
+		set_usage(&sw->snap, &sw->usage_snap);
 		set_usage(&sw->base, &sw->usage_base);
 		retire_slot(i, false);
 	}

@@ -327,12 +327,12 @@ name=format-gramine dir="$SCRATCH/$name"
 mkdir -p "$dir"
 "$XS" run -o "$dir" --format gramine -- "$T/tw_idle" timed:100 x >/dev/null 2>"$dir.stderr" </dev/null
 file=$(find "$dir" -name 'exitscope-*.jsonl' | head -n 1)
-expect_val "$name: # of EENTERs == the record's enters" "$(recs "$file" '.[-1].window.enters')" \
-  "$(sed -n 's/^# of EENTERs: *//p' "$dir.stderr")"
-expect_val "$name: # of EEXITs == the record's exits" "$(recs "$file" '.[-1].window.exits')" \
-  "$(sed -n 's/^# of EEXITs: *//p' "$dir.stderr")"
-check "$name: AEXs and signal lines" grep -q '^# of AEXs:' "$dir.stderr"
-check "$name: sync/async signal lines" grep -qE '^# of (sync|async) signals:' "$dir.stderr"
+expect_val "$name: # of EENTERs == the record's enters" "$(recs "$file" '.[-1].total.enters')" \
+  "$(sed -n 's/^  # of EENTERs: *//p' "$dir.stderr")"
+expect_val "$name: # of EEXITs == the record's exits" "$(recs "$file" '.[-1].total.exits')" \
+  "$(sed -n 's/^  # of EEXITs: *//p' "$dir.stderr")"
+check "$name: AEXs and signal lines" grep -q '^  # of AEXs:' "$dir.stderr"
+check "$name: sync/async signal lines" grep -qE '^  # of (sync|async) signals:' "$dir.stderr"
 name=format-none dir="$SCRATCH/$name"
 mkdir -p "$dir"
 "$XS" run -o "$dir" --format none -- "$T/tw_idle" timed:100 x >/dev/null 2>"$dir.stderr" </dev/null

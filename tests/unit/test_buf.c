@@ -125,6 +125,69 @@ static void test_json_utf8_passes_through(void)
 	CHECK_BUF(b, "\"caf\xc3\xa9 \xe2\x82\xac\"");
 }
 
+#define CHECK_CHAR_LEN(bytes, expected) CHECK(xs_utf8_char_len((bytes), sizeof(bytes) - 1) == (expected))
+
+static void test_utf8_valid_characters(void)
+{
+	CHECK_CHAR_LEN("A", 1);
+	CHECK_CHAR_LEN("\x7f", 1);
+	CHECK_CHAR_LEN("\xc2\x80", 2);		/* U+0080, the first two-byte form */
+	CHECK_CHAR_LEN("\xdf\xbf", 2);		/* U+07FF */
+	CHECK_CHAR_LEN("\xe0\xa0\x80", 3);	/* U+0800 */
+	CHECK_CHAR_LEN("\xed\x9f\xbf", 3);	/* U+D7FF, just below the surrogates */
+	CHECK_CHAR_LEN("\xee\x80\x80", 3);	/* U+E000, just above them */
+	CHECK_CHAR_LEN("\xef\xbf\xbf", 3);	/* U+FFFF */
+	CHECK_CHAR_LEN("\xf0\x90\x80\x80", 4);	/* U+10000 */
+	CHECK_CHAR_LEN("\xf4\x8f\xbf\xbf", 4);	/* U+10FFFF, the last */
+	CHECK(xs_utf8_char_len("\xc3\xa9xyz", 5) == 2);	/* only the first character */
+}
+
+static void test_utf8_invalid_sequences(void)
+{
+	CHECK_CHAR_LEN("\x80", 0);		/* a stray continuation byte */
+	CHECK_CHAR_LEN("\xbf", 0);
+	CHECK_CHAR_LEN("\xc0\x80", 0);		/* overlong NUL ("modified UTF-8") */
+	CHECK_CHAR_LEN("\xc1\xbf", 0);		/* overlong U+007F */
+	CHECK_CHAR_LEN("\xe0\x9f\xbf", 0);	/* overlong U+07FF */
+	CHECK_CHAR_LEN("\xf0\x8f\xbf\xbf", 0);	/* overlong U+FFFF */
+	CHECK_CHAR_LEN("\xed\xa0\x80", 0);	/* U+D800, a surrogate */
+	CHECK_CHAR_LEN("\xed\xbf\xbf", 0);	/* U+DFFF */
+	CHECK_CHAR_LEN("\xf4\x90\x80\x80", 0);	/* U+110000 */
+	CHECK_CHAR_LEN("\xf5\x80\x80\x80", 0);
+	CHECK_CHAR_LEN("\xfe", 0);
+	CHECK_CHAR_LEN("\xff", 0);
+	CHECK_CHAR_LEN("\xc3", 0);		/* cut short */
+	CHECK_CHAR_LEN("\xe2\x82", 0);
+	CHECK_CHAR_LEN("\xf0\x9f\x98", 0);
+	CHECK_CHAR_LEN("\xc3" "A", 0);		/* second byte not a continuation */
+	CHECK_CHAR_LEN("\xe2\x82" "A", 0);	/* third byte not a continuation */
+	CHECK_CHAR_LEN("\xf0\x9f\x98" "A", 0);	/* fourth byte not a continuation */
+	CHECK(xs_utf8_char_len("\xe2\x82\xac", 2) == 0);	/* n cuts it short */
+	CHECK(xs_utf8_char_len("", 0) == 0);
+}
+
+static void test_json_invalid_utf8_escaped(void)
+{
+	struct xs_buf b = fixed_buf();
+	xs_buf_json_str(&b, "dump \xff\xfe");
+	CHECK_BUF(b, "\"dump \\u00ff\\u00fe\"");
+	b.len = 0;
+	xs_buf_json_str(&b, "\x01\xc0\x80");	/* a control, then an overlong NUL: byte by byte */
+	CHECK_BUF(b, "\"\\u0001\\u00c0\\u0080\"");
+	b.len = 0;
+	xs_buf_json_str(&b, "\xed\xa0\x80x");	/* a surrogate */
+	CHECK_BUF(b, "\"\\u00ed\\u00a0\\u0080x\"");
+	b.len = 0;
+	xs_buf_json_str(&b, "a\xe2\x82");	/* cut short at the end */
+	CHECK_BUF(b, "\"a\\u00e2\\u0082\"");
+	b.len = 0;
+	xs_buf_json_str(&b, "\xe2\x82\xac\xe2\x82" "b\xf4\x90\x80\x80");	/* valid, cut, beyond U+10FFFF */
+	CHECK_BUF(b, "\"\xe2\x82\xac\\u00e2\\u0082b\\u00f4\\u0090\\u0080\\u0080\"");
+	b.len = 0;
+	xs_buf_json_str(&b, "\xf0\x9f\x98\x80\"");	/* a 4-byte character, then a quote */
+	CHECK_BUF(b, "\"\xf0\x9f\x98\x80\\\"\"");
+}
+
 static void test_full_buffer_fails_and_keeps_what_fitted(void)
 {
 	char small[8];
@@ -190,6 +253,9 @@ int main(void)
 		{ "json strings: plain and quotes", test_json_plain_and_quotes },
 		{ "json strings: control characters", test_json_control_chars },
 		{ "json strings: utf-8 passes through", test_json_utf8_passes_through },
+		{ "utf-8: valid characters and their lengths", test_utf8_valid_characters },
+		{ "utf-8: overlongs, surrogates, > U+10FFFF, cut short are invalid", test_utf8_invalid_sequences },
+		{ "json strings: invalid utf-8 bytes become \\u00XX", test_json_invalid_utf8_escaped },
 		{ "full buffer fails and keeps what fitted", test_full_buffer_fails_and_keeps_what_fitted },
 		{ "grow function extends the buffer", test_grow },
 		{ "grow failure sets failed", test_grow_failure },

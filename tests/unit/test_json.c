@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include "common/buf.h"
 #include "common/json.h"
 #include "unit.h"
 
@@ -216,6 +217,28 @@ static void test_unicode_escapes(void)
 	CHECK_STRING("\"a\\u0000b\"", "a\0b");			/* an embedded NUL keeps len */
 }
 
+static char g_rt_mem[256];
+
+/* What xs_buf_json_str writes, read back by the parser. */
+static void check_round_trip(const char *raw, const char *expected, size_t expected_len)
+{
+	struct xs_buf b = { g_rt_mem, 0, sizeof(g_rt_mem), false, NULL };
+	xs_buf_json_str(&b, raw);
+	xs_buf_addc(&b, 0);
+	CHECK(!b.failed);
+	check_string(b.data, expected, expected_len);
+}
+#define CHECK_ROUND_TRIP(raw, expected) check_round_trip((raw), (expected), sizeof(expected) - 1)
+
+static void test_written_strings_read_back(void)
+{
+	CHECK_ROUND_TRIP("plain \"q\" \\ \x01\x7f", "plain \"q\" \\ \x01\x7f");
+	CHECK_ROUND_TRIP("caf\xc3\xa9 \xf0\x9f\x98\x80", "caf\xc3\xa9 \xf0\x9f\x98\x80");
+	/* bytes that are not UTF-8 come back as the characters U+0080..U+00FF */
+	CHECK_ROUND_TRIP("dump \xff\xfe", "dump \xc3\xbf\xc3\xbe");
+	CHECK_ROUND_TRIP("\xc0\x80", "\xc3\x80\xc2\x80");
+}
+
 static void test_keys_are_decoded(void)
 {
 	struct xs_json_doc *doc = parse_ok("{\"a\\u0062\\n\": 1}");
@@ -418,6 +441,7 @@ int main(void)
 		{ "fractions and exponents", test_non_integers },
 		{ "string escapes", test_string_escapes },
 		{ "\\u escapes to UTF-8", test_unicode_escapes },
+		{ "strings xs_buf_json_str writes read back", test_written_strings_read_back },
 		{ "keys are decoded", test_keys_are_decoded },
 		{ "every error with its offset", test_errors_with_offsets },
 		{ "errors without an error struct", test_error_without_error_struct },
