@@ -171,6 +171,13 @@ static enum xs_outcome run_call(struct xs_thread *t, long nr, long *a, ucontext_
 	case SYS_dup3:
 		*ret = xs_fd_dup_onto(nr, a);
 		return XS_RETURNED;
+	case SYS_setuid: case SYS_setgid: case SYS_setreuid: case SYS_setregid:
+	case SYS_setresuid: case SYS_setresgid: case SYS_setfsuid: case SYS_setfsgid:
+	case SYS_setgroups: case SYS_capset:
+		*ret = xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		if ((unsigned long)*ret <= -4096UL)
+			xs_creds_changed(t);	/* no runtime thread keeps more */
+		return XS_RETURNED;
 	case SYS_arch_prctl:
 		if (a[0] == ARCH_SET_GS || a[0] == ARCH_GET_GS) {
 			*ret = arch_prctl_gs(t, a);

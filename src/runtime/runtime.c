@@ -387,9 +387,16 @@ long xs_fd_dup_onto(long nr, const long *a)
 
 /* The log, the output directory and the record file go through exec to
  * the new image (their numbers are in its environment). */
+/* The record file goes to the new image only from its own process: a vfork
+ * child shares our memory, g_record_fd included, but not our pid. */
+static bool record_fd_is_callers(void)
+{
+	return g_record_fd >= 0 && g_record_pid == (int)xs_sys0(SYS_getpid);
+}
+
 void xs_runtime_fds_for_exec(bool keep)
 {
-	int fds[3] = { g_config.log_fd, g_dir_fd, g_record_fd };
+	int fds[3] = { g_config.log_fd, g_dir_fd, record_fd_is_callers() ? g_record_fd : -1 };
 	for (int i = 0; i < 3; i++)
 		if (fds[i] >= 0)
 			xs_sys3(SYS_fcntl, fds[i], F_SETFD, keep ? 0 : FD_CLOEXEC);
@@ -500,7 +507,7 @@ int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int ha
 		add_var(store, ENV_PREFIX "LOG_FD", "none");
 	offs[k++] = store->len;
 	add_var_u64(store, ENV_PREFIX "DIR_FD", (uint64_t)g_dir_fd);
-	if (g_record_fd >= 0 && g_record_pid == g_proc->pid) {
+	if (record_fd_is_callers()) {
 		offs[k++] = store->len;
 		add_var_u64(store, ENV_PREFIX "RECORD_FD", (uint64_t)g_record_fd);
 	}
@@ -709,7 +716,7 @@ __attribute__((constructor)) static void xs_start(void)
 		failure = "exitscope: cannot turn on Syscall User Dispatch; the program runs unobserved\n";
 		goto out;
 	}
-	if (xs_windows_init() < 0 || xs_control_start() < 0)
+	if (xs_windows_init() < 0 || xs_creds_init() < 0 || xs_control_start() < 0)
 		failure = "exitscope: cannot start the service thread; windows close only at exit\n";
 out:
 	restore_program_mask(mask);

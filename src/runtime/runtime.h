@@ -317,6 +317,14 @@ void xs_control_poke(void);
  * window's number, -EINVAL for an unknown command, or another -errno. */
 int xs_control_command(const char *line, const char *reason, struct xs_buf *out);
 
+/* ---- creds.c: the service thread follows the program's credentials ---- */
+int xs_creds_init(void);
+/* Program thread t changed its credentials: have the service thread take
+ * the same (waits up to 2 s for it). */
+void xs_creds_changed(struct xs_thread *t);
+/* Service thread: take the credentials asked for, if any; true if it did. */
+bool xs_creds_follow(void);
+
 /* ---- devfile.c: /dev/exitscope ---- */
 bool xs_devfile_path(const char *user_path);
 bool xs_devfile_owns(long fd);

@@ -107,3 +107,21 @@ for mode in dump exit; do
   expect_eq "8 KiB alternate stack ($mode): status as natively ($nst)" "$nst" "$xst"
   expect_eq "8 KiB alternate stack ($mode): output as natively" "$(cat "$SCRATCH/native")" "$(cat "$SCRATCH/xs")"
 done
+
+# --- a root server whose forked workers drop root, under load ---
+out=$SCRATCH/priv; mkdir -p "$out"; chmod 755 "$out"
+nob_uid=$(id -u nobody); nob_gid=$(id -g nobody)
+"$T/th_priv_server" "$nob_uid" "$nob_gid" 4 20000 | sort >"$SCRATCH/native"
+(cd "$out" && timeout -s KILL 120 "$XS" run --format none -- "$T/th_priv_server" "$nob_uid" "$nob_gid" 4 20000) \
+  2>"$SCRATCH/err" | sort >"$SCRATCH/xs"
+expect_eq "privilege drop: every worker finds no task that kept uid 0, groups or capabilities (as natively)" \
+  "$(cat "$SCRATCH/native")" "$(cat "$SCRATCH/xs")"
+expect_eq "privilege drop: one record file per process (server and 4 workers)" 5 "$(find "$out" -name 'exitscope-*.jsonl' | wc -l)"
+bad=""
+for f in "$out"/exitscope-*.jsonl; do
+  [ "$(tail -n 1 "$f" | jq -r .reason)" = exit ] || bad="$bad $(basename "$f"):no-exit-record"
+done
+expect_eq "privilege drop: every process's file ends with its exit record" "" "$bad"
+expect_eq "privilege drop: each worker's windows before and after the drop are in one file" \
+  "4" "$(cat "$out"/exitscope-*.jsonl | jq -sr '[group_by(.pid)[] | map(.label // .reason) | select(. == ["before-drop","after-drop","exit"])] | length')"
+expect_eq "privilege drop: nothing on the log" "" "$(cat "$SCRATCH/err")"
