@@ -112,3 +112,32 @@ void xs_buf_json_str(struct xs_buf *b, const char *s)
 	}
 	xs_buf_addc(b, '"');
 }
+
+size_t xs_utf8_char(const char *s, uint32_t *cp)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t n;
+	uint32_t c = u[0], min;
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf) {
+		n = 2, c &= 0x1f, min = 0x80;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 3, c &= 0x0f, min = 0x800;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4, c &= 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	for (size_t i = 1; i < n; i++) {
+		if ((u[i] & 0xc0) != 0x80)	/* also stops at the NUL */
+			return 0;
+		c = c << 6 | (u[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return n;
+}

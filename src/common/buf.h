@@ -34,4 +34,10 @@ void xs_buf_pad(struct xs_buf *b, const char *s, int width);
 /* s as a JSON string literal, quotes included. */
 void xs_buf_json_str(struct xs_buf *b, const char *s);
 
+/* The length (1 to 4) of the well-formed UTF-8 character at s (NUL-
+ * terminated), its code point in *cp; 0 for a byte that starts none: a
+ * stray continuation byte, an overlong form, a surrogate, a code point
+ * past U+10FFFF or a sequence cut short. */
+size_t xs_utf8_char(const char *s, uint32_t *cp);
+
 #endif
