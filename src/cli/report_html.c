@@ -529,15 +529,27 @@ static void compare_section(struct xs_buf *out)
 			"<div id=\"cmp-out\"></div>\n</section>\n");
 }
 
-/* JSON inside a <script> element: "</" would end the element early. */
+/*
+ * JSON inside a <script> element. Escaping "</" is not enough: "<!--"
+ * followed by "<script" switches the HTML parser into a state where the
+ * element's own "</script>" no longer ends it, and the rest of the page
+ * becomes data. So every '<', '>' and '&' (only ever inside strings)
+ * goes as a \u escape, which JSON.parse reads back unchanged; U+2028 and
+ * U+2029 too, in case the text is ever read as JavaScript.
+ */
 static void add_script_json(struct xs_buf *out, const struct xs_buf *json)
 {
 	xs_buf_add(out, "<script type=\"application/json\" id=\"xs-data\">");
 	for (size_t i = 0; i < json->len; i++) {
-		if (json->data[i] == '<' && i + 1 < json->len && json->data[i + 1] == '/')
-			xs_buf_add(out, "<\\");
+		unsigned char c = (unsigned char)json->data[i];
+		if (c == '<' || c == '>' || c == '&')
+			xs_cli_addf(out, "\\u%04x", c);
+		else if (i + 2 < json->len && !memcmp(json->data + i, "\xe2\x80\xa8", 3))
+			xs_buf_add(out, "\\u2028"), i += 2;
+		else if (i + 2 < json->len && !memcmp(json->data + i, "\xe2\x80\xa9", 3))
+			xs_buf_add(out, "\\u2029"), i += 2;
 		else
-			xs_buf_addc(out, json->data[i]);
+			xs_buf_addc(out, (char)c);
 	}
 	xs_buf_add(out, "</script>\n");
 	if (json->failed)
