@@ -607,25 +607,29 @@ static void compare_section(struct xs_buf *out)
  * element's own "</script>" no longer ends it, and the rest of the page
  * becomes data. So every '<', '>' and '&' (only ever inside strings)
  * goes as a \u escape, which JSON.parse reads back unchanged; U+2028 and
- * U+2029 too, in case the text is ever read as JavaScript.
+ * U+2029 too, in case the text is ever read as JavaScript. A byte that is
+ * not UTF-8 (a label cut mid-character, or written so) becomes U+FFFD.
  */
-static void add_script_json(struct xs_buf *out, const struct xs_buf *json)
+static void add_script_json(struct xs_buf *out, struct xs_buf *json)
 {
+	xs_buf_addc(json, 0);	/* xs_utf8_char stops at the end */
+	if (json->failed) {
+		out->failed = true;
+		return;
+	}
 	xs_buf_add(out, "<script type=\"application/json\" id=\"xs-data\">");
-	for (size_t i = 0; i < json->len; i++) {
-		unsigned char c = (unsigned char)json->data[i];
-		if (c == '<' || c == '>' || c == '&')
-			xs_cli_addf(out, "\\u%04x", c);
-		else if (i + 2 < json->len && !memcmp(json->data + i, "\xe2\x80\xa8", 3))
-			xs_buf_add(out, "\\u2028"), i += 2;
-		else if (i + 2 < json->len && !memcmp(json->data + i, "\xe2\x80\xa9", 3))
-			xs_buf_add(out, "\\u2029"), i += 2;
+	for (size_t i = 0; i + 1 < json->len;) {
+		uint32_t cp;
+		size_t n = xs_utf8_char(json->data + i, &cp);
+		if (!n)
+			xs_buf_add(out, "\\ufffd");	/* not UTF-8: the page stays valid UTF-8 */
+		else if (cp == '<' || cp == '>' || cp == '&' || cp == 0x2028 || cp == 0x2029)
+			xs_cli_addf(out, "\\u%04x", (unsigned)cp);
 		else
-			xs_buf_addc(out, (char)c);
+			xs_buf_addn(out, json->data + i, n);
+		i += n ? n : 1;
 	}
 	xs_buf_add(out, "</script>\n");
-	if (json->failed)
-		out->failed = true;
 }
 
 int xs_report_html(const struct xs_run *run, const char *output)
