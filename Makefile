@@ -61,6 +61,13 @@ $(O)/exitscope: $(CLI_OBJ)
 
 # Test targets: small programs that do one thing each. Built with frame
 # pointers so later profiler tests can use them too.
+# th_hostile without debug info or local symbols: perf names a frame by
+# what addr2line finds (DWARF, else the local h_title) when that differs
+# from the symbol, and the hostile global names are what the test is about.
+$(O)/targets/th_hostile: tests/targets/th_hostile.c tests/targets/tt_common.h
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -Iinclude -Wl,--discard-all -o $@ $< -lpthread
+
 $(O)/targets/%: tests/targets/%.c tests/targets/tt_common.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -Iinclude -o $@ $< -lpthread

@@ -22,15 +22,26 @@ enum {
 
 void xs_xml_text(struct xs_buf *out, const char *s)
 {
-	for (; *s; s++) {
-		switch (*s) {
+	while (*s) {
+		uint32_t cp;
+		size_t n = xs_utf8_char(s, &cp);
+		/* XML 1.0 allows no C0 control but tab and newlines, no U+FFFE/U+FFFF
+		 * and only well-formed UTF-8: one bad byte would make the whole
+		 * SVG unreadable; C1 controls are allowed but are no text either */
+		if (!n || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0xfffe || cp == 0xffff) {
+			xs_buf_addc(out, '?');
+			s += n ? n : 1;
+			continue;
+		}
+		switch (cp) {
 		case '<': xs_buf_add(out, "&lt;"); break;
 		case '>': xs_buf_add(out, "&gt;"); break;
 		case '&': xs_buf_add(out, "&amp;"); break;
 		case '"': xs_buf_add(out, "&quot;"); break;
 		case '\'': xs_buf_add(out, "&#39;"); break;
-		default: xs_buf_addc(out, (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+		default: xs_buf_addn(out, s, n);
 		}
+		s += n;
 	}
 }
 
@@ -118,6 +129,7 @@ static bool lay_out(struct layout *l)
 	return true;
 }
 
+/* The frame's tooltip, as plain text (the caller escapes it). */
 static void frame_title(struct xs_buf *out, const struct layout *l, uint32_t node)
 {
 	const struct xs_fold *f = l->f;
@@ -138,6 +150,16 @@ static void frame_title(struct xs_buf *out, const struct layout *l, uint32_t nod
 	     xs_fold_share(f, node, 0) / 1e4, delta_pp(f, node));
 }
 
+/* How many of s's first n bytes to keep so that no UTF-8 character is
+ * cut in two (s has at least n bytes). */
+static size_t cut_utf8(const char *s, size_t n)
+{
+	size_t k = n;
+	while (k && ((unsigned char)s[k] & 0xc0) == 0x80)
+		k--;
+	return s[n] && ((unsigned char)s[n] & 0xc0) == 0x80 ? k : n;
+}
+
 /* The frame's folded text ("all" for the root), cut at size. */
 static void plain_label(char *text, size_t size, const struct xs_fold *f, uint32_t node)
 {
@@ -146,7 +168,9 @@ static void plain_label(char *text, size_t size, const struct xs_fold *f, uint32
 		xs_fold_frame_text(&b, f, f->nodes[node].frame);
 	else
 		xs_buf_add(&b, "all");
-	snprintf(text, size, "%.*s", b.failed ? 0 : (int)b.len, b.data ? b.data : "");
+	size_t n = b.failed || !b.data ? 0 : cut_utf8(b.data, b.len < size ? b.len : size - 1);
+	memcpy(text, b.data, n);
+	text[n] = 0;
 	xs_cli_buf_release(&b);
 }
 
@@ -161,7 +185,9 @@ static void fitted_label(struct xs_buf *out, const char *label, double width)
 		return;
 	}
 	char cut[1024];
-	snprintf(cut, sizeof(cut), "%.*s", fit - 2, label);
+	size_t n = cut_utf8(label, (size_t)fit - 2 < sizeof(cut) - 1 ? (size_t)fit - 2 : sizeof(cut) - 1);
+	memcpy(cut, label, n);
+	cut[n] = 0;
 	xs_xml_text(out, cut);
 	xs_buf_add(out, "..");
 }
@@ -185,7 +211,14 @@ static void draw_frame(struct xs_buf *out, const struct layout *l, uint32_t node
 	     (unsigned long long)l->offset[node], (unsigned long long)n->total[l->side], n->depth);
 	xs_xml_text(out, label);
 	xs_buf_add(out, "\"><title>");
-	frame_title(out, l, node);
+	struct xs_buf tip = { .grow = xs_cli_buf_grow };
+	frame_title(&tip, l, node);
+	xs_buf_addc(&tip, 0);
+	if (tip.failed)
+		out->failed = true;
+	else
+		xs_xml_text(out, tip.data);
+	xs_cli_buf_release(&tip);
 	xs_cli_addf(out, "</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" rx=\"2\"/>"
 		  "<text x=\"%.1f\" y=\"%d\">",
 	     x, y, w < 0.1 ? 0.1 : w, FRAME_H - 1, colour, x + 3, y + FRAME_H - 5);

@@ -26,6 +26,53 @@ static int fail(struct xs_fold *f, int err, const char *fmt, ...)
 	return err;
 }
 
+/* The message for a failed xs_fold_frame_id() or tree growth. */
+static int frame_fail(struct xs_fold *f, int err)
+{
+	if (err == -E2BIG)
+		return fail(f, err, "more than %d frames, %d MiB of frame names or %d call paths: too large to draw",
+			    XS_FOLD_MAX_NODES, XS_FOLD_MAX_NAME_SIZE >> 20, XS_FOLD_MAX_NODES);
+	return fail(f, err, "out of memory");
+}
+
+/*
+ * Read one line of at most XS_FOLD_MAX_LINE bytes into *line (grown as
+ * needed, NUL-terminated, newline kept). Returns its length, -1 at the
+ * end of input, -E2BIG for a longer line: a file with no newline (or
+ * /dev/zero) must not grow the buffer without bound.
+ */
+static ssize_t read_line(FILE *in, char **line, size_t *cap)
+{
+	size_t n = 0;
+	int c;
+	while ((c = getc_unlocked(in)) != EOF) {
+		if (n + 2 > *cap) {
+			if (n + 2 > XS_FOLD_MAX_LINE)
+				return -E2BIG;
+			size_t ncap = *cap ? *cap * 2 : 256;
+			char *grown = realloc(*line, ncap);
+			if (!grown)
+				return -ENOMEM;
+			*line = grown;
+			*cap = ncap;
+		}
+		(*line)[n++] = (char)c;
+		if (c == '\n')
+			break;
+	}
+	if (!n)
+		return -1;
+	(*line)[n] = 0;
+	return (ssize_t)n;
+}
+
+static int line_fail(struct xs_fold *f, int err, size_t lineno)
+{
+	if (err == -E2BIG)
+		return fail(f, err, "line %zu: longer than %d KiB", lineno, XS_FOLD_MAX_LINE >> 10);
+	return fail(f, err, "out of memory");
+}
+
 static uint64_t hash_bytes(uint64_t h, const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -125,16 +172,19 @@ int64_t xs_fold_frame_id(struct xs_fold *f, const struct xs_fold_frame *fr)
 			if (frame_equal(&f->frames[f->frame_index[j]], fr))
 				return f->frame_index[j];
 	}
+	/* one allocation holds "name\0dso\0" */
+	size_t nlen = strlen(fr->name), dlen = strlen(fr->dso);
+	if (f->frame_count >= XS_FOLD_MAX_NODES || f->name_size + nlen + dlen + 2 > XS_FOLD_MAX_NAME_SIZE)
+		return -E2BIG;
 	if (index_grow(f, &f->frame_index, &f->frame_index_cap, f->frame_count, true) < 0 ||
 	    grow_array((void **)&f->frames, &f->frame_cap, f->frame_count + 1, sizeof(*f->frames)) < 0)
 		return -ENOMEM;
-	/* one allocation holds "name\0dso\0" */
-	size_t nlen = strlen(fr->name), dlen = strlen(fr->dso);
 	char *s = malloc(nlen + dlen + 2);
 	if (!s)
 		return -ENOMEM;
 	memcpy(s, fr->name, nlen + 1);
 	memcpy(s + nlen + 1, fr->dso, dlen + 1);
+	f->name_size += nlen + dlen + 2;
 	uint32_t id = (uint32_t)f->frame_count++;
 	f->frames[id] = (struct xs_fold_frame){ s, s + nlen + 1, fr->inlined, fr->thread };
 	size_t mask = f->frame_index_cap - 1, j = frame_hash(fr) & mask;
@@ -154,8 +204,9 @@ static int64_t child_of(struct xs_fold *f, uint32_t parent, uint32_t frame)
 				return f->child_index[j];
 		}
 	}
-	if (f->node_count >= UINT32_MAX - 1 ||
-	    index_grow(f, &f->child_index, &f->child_index_cap, f->node_count, false) < 0 ||
+	if (f->node_count >= XS_FOLD_MAX_NODES)
+		return -E2BIG;
+	if (index_grow(f, &f->child_index, &f->child_index_cap, f->node_count, false) < 0 ||
 	    grow_array((void **)&f->nodes, &f->node_cap, f->node_count + 1, sizeof(*f->nodes)) < 0)
 		return -ENOMEM;
 	uint32_t id = (uint32_t)f->node_count++;
@@ -180,7 +231,7 @@ int xs_fold_add(struct xs_fold *f, int side, const uint32_t *frames, size_t dept
 	for (size_t i = 0; i < depth; i++) {
 		int64_t c = child_of(f, at, frames[i]);
 		if (c < 0)
-			return fail(f, (int)c, "out of memory");
+			return frame_fail(f, (int)c);
 		at = (uint32_t)c;
 		f->nodes[at].total[side] += count;
 	}
@@ -201,6 +252,7 @@ struct sample {
 	bool open;
 	struct raw_frame *frames;	/* leaf first, as perf prints them */
 	size_t count, cap;
+	size_t size;			/* bytes of the frames' names */
 	uint32_t *ids;			/* outermost first, for xs_fold_add */
 	size_t ids_cap;
 };
@@ -256,6 +308,10 @@ static bool all_digits(const char *s, size_t n, bool hex)
 
 static int sample_push(struct xs_fold *f, struct sample *s, uint64_t ip, const char *name, const char *dso)
 {
+	s->size += strlen(name) + strlen(dso) + 2;
+	if (s->count >= XS_FOLD_MAX_CHAIN || s->size > XS_FOLD_MAX_CHAIN_SIZE)
+		return fail(f, -E2BIG, "a call chain of more than %d frames or %d MiB: too large to draw",
+			    XS_FOLD_MAX_CHAIN, XS_FOLD_MAX_CHAIN_SIZE >> 20);
 	if (grow_array((void **)&s->frames, &s->cap, s->count + 1, sizeof(*s->frames)) < 0)
 		return fail(f, -ENOMEM, "out of memory");
 	struct raw_frame *r = &s->frames[s->count];
@@ -278,6 +334,7 @@ static void sample_clear(struct sample *s)
 		free(s->frames[i].dso);
 	}
 	s->count = 0;
+	s->size = 0;
 	s->open = false;
 }
 
@@ -311,7 +368,7 @@ static int sample_flush(struct xs_fold *f, int side, struct sample *s)
 	if (f->per_thread) {
 		int64_t id = xs_fold_frame_id(f, &(struct xs_fold_frame){ s->comm, "", false, true });
 		if (id < 0)
-			return fail(f, (int)id, "out of memory");
+			return frame_fail(f, (int)id);
 		s->ids[n++] = (uint32_t)id;
 	}
 	/* perf prints an inlined frame's library as "(inlined)"; it is the
@@ -330,7 +387,7 @@ static int sample_flush(struct xs_fold *f, int side, struct sample *s)
 		int64_t id = xs_fold_frame_id(f, &(struct xs_fold_frame){ r->name, inlined ? owner : r->dso,
 									  inlined, false });
 		if (id < 0)
-			return fail(f, (int)id, "out of memory");
+			return frame_fail(f, (int)id);
 		s->ids[n++] = (uint32_t)id;
 	}
 	if (n > XS_FOLD_MAX_DEPTH) {
@@ -410,8 +467,14 @@ int xs_fold_read_script(struct xs_fold *f, int side, FILE *in)
 	size_t cap = 0, lineno = 0;
 	ssize_t n;
 	int err = 0;
-	while (!err && (n = getline(&line, &cap, in)) >= 0) {
+	uint64_t size = 0;
+	while (!err && (n = read_line(in, &line, &cap)) >= 0) {
 		lineno++;
+		if ((size += (uint64_t)n) > XS_FOLD_MAX_TEXT_SIZE) {
+			err = fail(f, -E2BIG, "line %zu: more than %llu GiB of text: too large to draw", lineno,
+				   (unsigned long long)(XS_FOLD_MAX_TEXT_SIZE >> 30));
+			break;
+		}
 		if (memchr(line, 0, (size_t)n)) {
 			err = fail(f, -EINVAL, "line %zu: a NUL byte: not perf script output", lineno);
 			break;
@@ -423,6 +486,8 @@ int xs_fold_read_script(struct xs_fold *f, int side, FILE *in)
 		else if (!(err = sample_flush(f, side, &s)))
 			err = parse_header(f, &s, line, lineno);
 	}
+	if (!err && n < -1)
+		err = line_fail(f, (int)n, lineno + 1);
 	if (!err && ferror(in))
 		err = fail(f, -EIO, "read error");
 	if (!err)
@@ -469,8 +534,14 @@ int xs_fold_read_folded(struct xs_fold *f, int side, FILE *in)
 	size_t ids_cap = 0;
 	ssize_t n;
 	int err = 0;
-	while (!err && (n = getline(&line, &cap, in)) >= 0) {
+	uint64_t size = 0;
+	while (!err && (n = read_line(in, &line, &cap)) >= 0) {
 		lineno++;
+		if ((size += (uint64_t)n) > XS_FOLD_MAX_TEXT_SIZE) {
+			err = fail(f, -E2BIG, "line %zu: more than %llu GiB of text: too large to draw", lineno,
+				   (unsigned long long)(XS_FOLD_MAX_TEXT_SIZE >> 30));
+			break;
+		}
 		if (memchr(line, 0, (size_t)n)) {
 			err = fail(f, -EINVAL, "line %zu: a NUL byte: not folded stacks", lineno);
 			break;
@@ -499,7 +570,11 @@ int xs_fold_read_folded(struct xs_fold *f, int side, FILE *in)
 				break;
 			}
 			int64_t id = xs_fold_frame_id(f, &frame);
-			if (id < 0 || grow_array((void **)&ids, &ids_cap, depth + 1, sizeof(*ids)) < 0) {
+			if (id < 0) {
+				err = frame_fail(f, (int)id);
+				break;
+			}
+			if (grow_array((void **)&ids, &ids_cap, depth + 1, sizeof(*ids)) < 0) {
 				err = fail(f, -ENOMEM, "out of memory");
 				break;
 			}
@@ -513,6 +588,8 @@ int xs_fold_read_folded(struct xs_fold *f, int side, FILE *in)
 		if (!err)
 			err = xs_fold_add(f, side, ids, depth, count);
 	}
+	if (!err && n < -1)
+		err = line_fail(f, (int)n, lineno + 1);
 	if (!err && ferror(in))
 		err = fail(f, -EIO, "read error");
 	free(ids);
@@ -544,11 +621,8 @@ static int check_section(struct xs_fold *f, const char *what, const struct file_
 	return 0;
 }
 
-int xs_fold_check_perf_data(struct xs_fold *f, const char *path)
+static int check_perf_data_fd(struct xs_fold *f, int fd)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return fail(f, -errno, "%s", strerror(errno));
 	struct stat st;
 	struct perf_header h;
 	int err = 0;
@@ -605,6 +679,15 @@ int xs_fold_check_perf_data(struct xs_fold *f, const char *path)
 		table += sizeof(sec);
 	}
 out_close:
+	return err;
+}
+
+int xs_fold_check_perf_data(struct xs_fold *f, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fail(f, -errno, "%s", strerror(errno));
+	int err = check_perf_data_fd(f, fd);
 	close(fd);
 	return err;
 }
@@ -626,11 +709,18 @@ static void perf_complaint(struct xs_fold *f, FILE *err_file, const char *what)
 	fail(f, -EINVAL, "%s%s%s", what, *t ? ": " : "", t);
 }
 
-static int read_perf_data(struct xs_fold *f, int side, const char *path)
+/* perf script of the perf.data file open at fd, which perf opens as path,
+ * or as /proc/self/fd/N when path is NULL. */
+static int read_perf_data(struct xs_fold *f, int side, int fd, const char *path)
 {
-	int err = xs_fold_check_perf_data(f, path);
+	int err = check_perf_data_fd(f, fd);
 	if (err < 0)
 		return err;
+	char fd_path[32];
+	if (!path) {
+		snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", fd);
+		path = fd_path;
+	}
 	const char *perf = getenv("PERF");
 	if (!perf || !*perf)
 		perf = "perf";
@@ -652,6 +742,8 @@ static int read_perf_data(struct xs_fold *f, int side, const char *path)
 	if (pid == 0) {
 		dup2(pipefd[1], 1);
 		dup2(fileno(err_file), 2);
+		if (path == fd_path)
+			fcntl(fd, F_SETFD, 0);	/* perf opens it by number */
 		execlp(perf, perf, "script", "-i", path, "-F", "comm,tid,period,ip,sym,dso", (char *)NULL);
 		fprintf(stderr, "cannot run '%s': %s (perf comes with Debian's linux-perf package)", perf,
 			strerror(errno));
@@ -690,22 +782,42 @@ out_close:
 	return err;
 }
 
-int xs_fold_read_file(struct xs_fold *f, int side, const char *path)
+/* Fold fd (at offset 0) as perf.data when it has the magic or data_name
+ * says so, else as folded stacks; perf opens perf_path (NULL: fd itself). */
+static int read_fd(struct xs_fold *f, int side, int fd, bool data_name, const char *perf_path)
 {
 	char magic[8] = { 0 };
-	FILE *in = fopen(path, "re");
-	if (!in)
+	ssize_t got = pread(fd, magic, sizeof(magic), 0);
+	if (got < 0)
 		return fail(f, -errno, "%s", strerror(errno));
-	size_t got = fread(magic, 1, sizeof(magic), in), len = strlen(path);
-	bool data_name = len > 5 && !strcmp(path + len - 5, ".data");
-	if ((got == sizeof(magic) && !memcmp(magic, "PERFILE2", 8)) || data_name) {
-		fclose(in);
-		return read_perf_data(f, side, path);
+	if ((got == sizeof(magic) && !memcmp(magic, "PERFILE2", 8)) || data_name)
+		return read_perf_data(f, side, fd, perf_path);
+	int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	FILE *in = copy < 0 ? NULL : fdopen(copy, "r");
+	if (!in) {
+		if (copy >= 0)
+			close(copy);
+		return fail(f, -ENOMEM, "out of memory");
 	}
-	rewind(in);
 	int err = xs_fold_read_folded(f, side, in);
 	fclose(in);
 	return err;
+}
+
+int xs_fold_read_file(struct xs_fold *f, int side, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fail(f, -errno, "%s", strerror(errno));
+	size_t len = strlen(path);
+	int err = read_fd(f, side, fd, len > 5 && !strcmp(path + len - 5, ".data"), path);
+	close(fd);
+	return err;
+}
+
+int xs_fold_read_fd(struct xs_fold *f, int side, int fd, bool perf_data)
+{
+	return read_fd(f, side, fd, perf_data, NULL);
 }
 
 /* --- output --- */

@@ -26,6 +26,23 @@
 
 #define XS_FOLD_MAX_DEPTH 1024		/* deeper stacks keep their outermost frames */
 
+/*
+ * Bounds on what one input may cost, whoever wrote it (a profiled program
+ * names its own functions and threads): a longer line, more frames, names
+ * or call paths, or more text is an error (-E2BIG, with fold->msg), not
+ * an unbounded allocation. A line of 1 MiB holds a 1024-frame folded
+ * stack of 1 KiB names; one sample's call chain holds at most 65536 frames
+ * and 16 MiB of names; the frame and path counts keep a tree under about
+ * 500 MiB; 16 GiB of perf script text is over 10 million DWARF samples,
+ * far more than a graph can show.
+ */
+#define XS_FOLD_MAX_LINE (1 << 20)
+#define XS_FOLD_MAX_CHAIN 65536
+#define XS_FOLD_MAX_CHAIN_SIZE (16 << 20)
+#define XS_FOLD_MAX_NODES (4 << 20)
+#define XS_FOLD_MAX_NAME_SIZE (128 << 20)
+#define XS_FOLD_MAX_TEXT_SIZE (16ull << 30)
+
 struct xs_fold_frame {
 	const char *name;		/* function, "[unknown]", or a thread name */
 	const char *dso;		/* library basename; "" when unknown (folded input) */
@@ -52,6 +69,7 @@ struct xs_fold {
 	/* open-addressing indexes: frame identity -> frame, (parent, frame) -> node */
 	uint32_t *frame_index, *child_index;
 	size_t frame_index_cap, child_index_cap;
+	size_t name_size;		/* bytes of frame names and libraries held */
 	uint64_t truncated_stacks;	/* stacks cut at XS_FOLD_MAX_DEPTH */
 	char msg[256];
 };
@@ -90,6 +108,14 @@ int xs_fold_check_perf_data(struct xs_fold *f, const char *path);
  * including perf's own complaint.
  */
 int xs_fold_read_file(struct xs_fold *f, int side, const char *path);
+
+/*
+ * The same for a file the caller opened (and keeps): perf script reads it
+ * as /proc/self/fd/N, so what is folded is the file that was checked,
+ * whatever its name points to by then. perf_data: read it as perf.data
+ * even without the magic.
+ */
+int xs_fold_read_fd(struct xs_fold *f, int side, int fd, bool perf_data);
 
 /* Sort every node's children by frame name (then library), as flame
  * graphs order them; call once after the last add. */

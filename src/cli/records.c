@@ -398,13 +398,28 @@ void xs_cli_right(struct xs_buf *b, const char *s, int width)
 	xs_buf_add(b, s);
 }
 
+/* Append s without what a terminal would obey: C0 and C1 controls, DEL
+ * and bytes that are not UTF-8 (an 8-bit CSI, 0x9b, in a Latin-1
+ * terminal) become '?'. */
+static void terminal_safe(struct xs_buf *b, const char *s)
+{
+	while (*s) {
+		uint32_t cp;
+		size_t n = xs_utf8_char(s, &cp);
+		if (!n || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) {
+			xs_buf_addc(b, '?');
+			s += n ? n : 1;
+		} else {
+			xs_buf_addn(b, s, n);
+			s += n;
+		}
+	}
+}
+
 void xs_cli_text(struct xs_buf *b, const char *s, int width)
 {
 	size_t start = b->len;
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		xs_buf_addc(b, c < 0x20 || c == 0x7f ? '?' : (char)c);
-	}
+	terminal_safe(b, s);
 	for (int n = text_columns(b->data + start, b->len - start); n < width; n++)
 		xs_buf_addc(b, ' ');
 }
@@ -412,10 +427,16 @@ void xs_cli_text(struct xs_buf *b, const char *s, int width)
 void xs_cli_label(struct xs_buf *b, const char *label, int width)
 {
 	size_t start = b->len;
-	if (label)
-		xs_buf_json_str(b, label);
-	else
+	if (label) {
+		/* JSON escapes C0 controls; what JSON leaves raw goes through terminal_safe */
+		struct xs_buf json = { .grow = xs_cli_buf_grow };
+		xs_buf_json_str(&json, label);
+		xs_buf_addc(&json, 0);
+		terminal_safe(b, json.failed ? "\"?\"" : json.data);
+		xs_cli_buf_release(&json);
+	} else {
 		xs_buf_addc(b, '-');
+	}
 	for (int n = text_columns(b->data + start, b->len - start); n < width; n++)
 		xs_buf_addc(b, ' ');
 }

@@ -141,9 +141,11 @@ int xs_cli_finish_stdout(void);
 void xs_cli_addf(struct xs_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* s right-aligned in width columns. */
 void xs_cli_right(struct xs_buf *b, const char *s, int width);
-/* s with control bytes shown as '?', left-aligned in width columns. */
+/* s with control characters (C0, DEL, C1) and bytes that are not UTF-8
+ * shown as '?', left-aligned in width columns. */
 void xs_cli_text(struct xs_buf *b, const char *s, int width);
-/* A label as a JSON string literal, or "-" for none; padded to width. */
+/* A label as a JSON string literal (C1 controls and bytes that are not
+ * UTF-8 as '?'), or "-" for none; padded to width. */
 void xs_cli_label(struct xs_buf *b, const char *label, int width);
 /* ns as seconds with 6 decimals (microseconds), right-aligned. */
 void xs_cli_seconds(struct xs_buf *b, uint64_t ns, int width);

@@ -11,10 +11,12 @@
  * warning on stderr and a note in the page, not the report.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "assets.h"
@@ -241,17 +243,77 @@ static void threads_table(struct xs_buf *out, const struct xs_record *r)
 	xs_buf_add(out, "</tbody></table></details>\n");
 }
 
-/* The profile's path: its "file" beside the record file. malloc'd. */
-static char *profile_path(const struct xs_run *run, const char *file)
+/*
+ * The profile of window r, opened: a record is data, written by the
+ * profiled program's side, and the report often runs as root, so its
+ * "file" is trusted only as the name exitscope gives a profile,
+ * "exitscope-PID-SEQ.data" for the record's own pid and seq, in the record
+ * file's directory, a regular file (not a link, a device or a FIFO) of at
+ * most XS_REPORT_MAX_PROFILE_SIZE bytes. Returns the fd, or -1 with *why
+ * set (a static string or msg).
+ */
+#define XS_REPORT_MAX_PROFILE_SIZE (4ull << 30)	/* ~650000 DWARF samples, minutes of perf script */
+
+static int profile_open(const struct xs_run *run, const struct xs_record *r, const char *file, const char **why,
+			char *msg, size_t msg_size)
 {
-	const char *slash = strrchr(run->path, '/');
-	size_t dir = file[0] == '/' || !slash ? 0 : (size_t)(slash - run->path) + 1;
-	char *path = malloc(dir + strlen(file) + 1);
-	if (path) {
-		memcpy(path, run->path, dir);
-		strcpy(path + dir, file);
+	char expected[64];
+	snprintf(expected, sizeof(expected), "exitscope-%llu-%llu.data", (unsigned long long)r->pid,
+		 (unsigned long long)r->seq);
+	if (strcmp(file, expected)) {
+		snprintf(msg, msg_size, "not the name exitscope gives this window's profile (%s)", expected);
+		*why = msg;
+		return -1;
 	}
-	return path;
+	const char *slash = strrchr(run->path, '/');
+	char *dir = slash ? strndup(run->path, (size_t)(slash - run->path) + 1) : strdup(".");
+	if (!dir) {
+		*why = "out of memory";
+		return -1;
+	}
+	int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC), err = errno;
+	free(dir);
+	if (dfd < 0) {
+		*why = strerror(err);
+		return -1;
+	}
+	/* O_NONBLOCK: a FIFO must not hang the report before fstat refuses it */
+	int fd = openat(dfd, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	err = errno;
+	close(dfd);
+	struct stat st;
+	if (fd < 0) {
+		*why = err == ELOOP ? "a symbolic link" : strerror(err);
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		*why = "not a regular file";
+	} else if ((uint64_t)st.st_size > XS_REPORT_MAX_PROFILE_SIZE) {
+		snprintf(msg, msg_size, "%llu bytes, more than the report reads (%llu GiB)",
+			 (unsigned long long)st.st_size, XS_REPORT_MAX_PROFILE_SIZE >> 30);
+		*why = msg;
+	} else {
+		int flags = fcntl(fd, F_GETFL);
+		if (flags >= 0 && fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == 0)
+			return fd;
+		*why = strerror(errno);
+	}
+	close(fd);
+	return -1;
+}
+
+/* s with control bytes and broken UTF-8 as '?', for a message on a
+ * terminal. malloc'd; NULL when out of memory. */
+static char *terminal_text(const char *s)
+{
+	struct xs_buf b = { .grow = xs_cli_buf_grow };
+	xs_cli_text(&b, s, 0);
+	xs_buf_addc(&b, 0);
+	if (b.failed) {
+		xs_cli_buf_release(&b);
+		return NULL;
+	}
+	return b.data;
 }
 
 static void flame_graph(struct xs_buf *out, const struct xs_run *run, const struct xs_record *r)
@@ -259,14 +321,19 @@ static void flame_graph(struct xs_buf *out, const struct xs_run *run, const stru
 	const struct xs_json *p = profile_of(r);
 	if (!p)
 		return;
-	const char *file = xs_json_get(p, "file")->str;
-	char *path = profile_path(run, file);
+	const char *file = xs_json_get(p, "file")->str, *why = NULL;
+	char msg[sizeof(((struct xs_fold *)0)->msg)];
 	struct xs_fold f;
-	bool ok = path && xs_fold_init(&f, true) == 0;
+	int fd = profile_open(run, r, file, &why, msg, sizeof(msg));
+	bool ok = xs_fold_init(&f, true) == 0;
 	xs_buf_add(out, "<div class=\"flame\">\n<h3>Profile ");
 	xs_xml_text(out, file);
 	xs_buf_add(out, "</h3>\n");
-	if (ok && xs_fold_read_file(&f, 0, path) == 0) {
+	if (!ok)
+		why = "out of memory";
+	else if (fd >= 0 && xs_fold_read_fd(&f, 0, fd, true) < 0)
+		why = f.msg;
+	if (!why) {
 		char title[160];
 		snprintf(title, sizeof(title), "window %llu, %llu samples, one tower per thread",
 			 (unsigned long long)r->seq, (unsigned long long)f.nodes[0].total[0]);
@@ -275,15 +342,20 @@ static void flame_graph(struct xs_buf *out, const struct xs_run *run, const stru
 				"(regular expression)\"> <span class=\"fmatch\"></span></p>\n");
 		xs_flame_svg(out, &f, &(struct xs_flame_style){ .title = title, .width = 1100 });
 	} else {
-		xs_error("warning: cannot read profile '%s' of window %llu: %s; reported without it",
-			 path ? path : file, (unsigned long long)r->seq, ok ? f.msg : "out of memory");
+		char *shown_file = terminal_text(file), *shown_why = terminal_text(why);
+		xs_error("warning: cannot read profile '%s' of window %llu ('%s' line %zu): %s; reported without it",
+			 shown_file ? shown_file : "?", (unsigned long long)r->seq, run->path, (size_t)r->line,
+			 shown_why ? shown_why : "?");
+		free(shown_file);
+		free(shown_why);
 		xs_buf_add(out, "<p class=\"warn\">profile not readable: ");
-		xs_xml_text(out, ok ? f.msg : "out of memory");
+		xs_xml_text(out, why);
 		xs_buf_add(out, "</p>\n");
 	}
 	if (ok)
 		xs_fold_release(&f);
-	free(path);
+	if (fd >= 0)
+		close(fd);
 	xs_buf_add(out, "</div>\n");
 }
 
@@ -529,19 +601,35 @@ static void compare_section(struct xs_buf *out)
 			"<div id=\"cmp-out\"></div>\n</section>\n");
 }
 
-/* JSON inside a <script> element: "</" would end the element early. */
-static void add_script_json(struct xs_buf *out, const struct xs_buf *json)
+/*
+ * JSON inside a <script> element. Escaping "</" is not enough: "<!--"
+ * followed by "<script" switches the HTML parser into a state where the
+ * element's own "</script>" no longer ends it, and the rest of the page
+ * becomes data. So every '<', '>' and '&' (only ever inside strings)
+ * goes as a \u escape, which JSON.parse reads back unchanged; U+2028 and
+ * U+2029 too, in case the text is ever read as JavaScript. A byte that is
+ * not UTF-8 (a label cut mid-character, or written so) becomes U+FFFD.
+ */
+static void add_script_json(struct xs_buf *out, struct xs_buf *json)
 {
+	xs_buf_addc(json, 0);	/* xs_utf8_char stops at the end */
+	if (json->failed) {
+		out->failed = true;
+		return;
+	}
 	xs_buf_add(out, "<script type=\"application/json\" id=\"xs-data\">");
-	for (size_t i = 0; i < json->len; i++) {
-		if (json->data[i] == '<' && i + 1 < json->len && json->data[i + 1] == '/')
-			xs_buf_add(out, "<\\");
+	for (size_t i = 0; i + 1 < json->len;) {
+		uint32_t cp;
+		size_t n = xs_utf8_char(json->data + i, &cp);
+		if (!n)
+			xs_buf_add(out, "\\ufffd");	/* not UTF-8: the page stays valid UTF-8 */
+		else if (cp == '<' || cp == '>' || cp == '&' || cp == 0x2028 || cp == 0x2029)
+			xs_cli_addf(out, "\\u%04x", (unsigned)cp);
 		else
-			xs_buf_addc(out, json->data[i]);
+			xs_buf_addn(out, json->data + i, n);
+		i += n ? n : 1;
 	}
 	xs_buf_add(out, "</script>\n");
-	if (json->failed)
-		out->failed = true;
 }
 
 int xs_report_html(const struct xs_run *run, const char *output)

@@ -164,3 +164,16 @@ void xs_buf_json_str(struct xs_buf *b, const char *s)
 	}
 	xs_buf_addc(b, '"');
 }
+
+size_t xs_utf8_char(const char *s, uint32_t *cp)
+{
+	static const unsigned char lead_bits[5] = { 0, 0x7f, 0x1f, 0x0f, 0x07 };
+	size_t n = xs_utf8_char_len(s, strnlen(s, 4));	/* a NUL is never a continuation */
+	if (!n)
+		return 0;
+	uint32_t c = (unsigned char)s[0] & lead_bits[n];
+	for (size_t i = 1; i < n; i++)
+		c = c << 6 | ((unsigned char)s[i] & 0x3f);
+	*cp = c;
+	return n;
+}

@@ -39,4 +39,8 @@ void xs_buf_json_str(struct xs_buf *b, const char *s);
  * form, a surrogate, a code point above U+10FFFF, a sequence cut short. */
 size_t xs_utf8_char_len(const char *s, size_t n);
 
+/* xs_utf8_char_len for a NUL-terminated s, with the character's code
+ * point in *cp. */
+size_t xs_utf8_char(const char *s, uint32_t *cp);
+
 #endif

@@ -45,7 +45,9 @@ def run_chromium(args, workdir):
 
 
 def check(page, check_js):
-    with open(page, encoding="utf-8") as f:
+    # surrogateescape: a page that is not valid UTF-8 reaches the browser
+    # byte for byte (that is a finding for the browser to show, not a crash)
+    with open(page, encoding="utf-8", errors="surrogateescape") as f:
         text = f.read()
     with open(check_js, encoding="utf-8") as f:
         body = f.read()
@@ -58,7 +60,7 @@ def check(page, check_js):
     work = tempfile.mkdtemp(prefix="xs-browser.")
     try:
         copy = os.path.join(work, "page" + (".svg" if svg else ".html"))
-        with open(copy, "w", encoding="utf-8") as f:
+        with open(copy, "w", encoding="utf-8", errors="surrogateescape") as f:
             f.write(text[:at] + hook + text[at:])
         done = run_chromium(["--dump-dom", "file://" + copy], work)
         m = re.search(r'id="xs-test-result"[^>]*>([^<]*)<', done.stdout)

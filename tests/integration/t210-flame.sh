@@ -131,7 +131,7 @@ fi
 rm -f "$SCRATCH/p/exitscope-$pid-0.data"
 "$XS" report --html "$SCRATCH/p/exitscope-$pid.jsonl" -o "$SCRATCH/gone.html" 2>"$SCRATCH/gone.err"
 expect_eq "report --html with a missing profile: status 0" 0 "$?"
-grep -q "^exitscope: warning: cannot read profile '.*exitscope-$pid-0.data' of window 0: No such file or directory; reported without it$" "$SCRATCH/gone.err"
+grep -q "^exitscope: warning: cannot read profile 'exitscope-$pid-0.data' of window 0 ('$SCRATCH/p/exitscope-$pid.jsonl' line 1): No such file or directory; reported without it$" "$SCRATCH/gone.err"
 expect_eq "report --html with a missing profile: warns, naming the file and window" 0 "$?"
 flames=$(grep -c '<svg xmlns="http://www.w3.org/2000/svg" class="xs-flame"' "$SCRATCH/gone.html")
 notes=$(grep -c 'profile not readable: No such file or directory' "$SCRATCH/gone.html")

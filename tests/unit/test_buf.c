@@ -1,6 +1,7 @@
 /*
  * Unit tests for src/common/buf.c: decimal and fixed-point formatting with
- * widths, padding, JSON string escaping, and the grow / failure contract.
+ * widths, padding, JSON string escaping, UTF-8 decoding, and the grow /
+ * failure contract.
  */
 #include <stdint.h>
 #include "common/buf.h"
@@ -188,6 +189,23 @@ static void test_json_invalid_utf8_escaped(void)
 	CHECK_BUF(b, "\"\xf0\x9f\x98\x80\\\"\"");
 }
 
+static void test_utf8_char(void)
+{
+	uint32_t cp = 0;
+	CHECK(xs_utf8_char("a", &cp) == 1 && cp == 'a');
+	CHECK(xs_utf8_char("\xc3\xa9", &cp) == 2 && cp == 0xe9);
+	CHECK(xs_utf8_char("\xe2\x80\xa8", &cp) == 3 && cp == 0x2028);
+	CHECK(xs_utf8_char("\xf0\x9f\x98\x80", &cp) == 4 && cp == 0x1f600);
+	CHECK(xs_utf8_char("\xc2\x9b", &cp) == 2 && cp == 0x9b);	/* C1 CSI: well-formed */
+	CHECK(xs_utf8_char("\xff", &cp) == 0);			/* never UTF-8 */
+	CHECK(xs_utf8_char("\x80", &cp) == 0);			/* stray continuation */
+	CHECK(xs_utf8_char("\xc0\xbc", &cp) == 0);			/* overlong '<' */
+	CHECK(xs_utf8_char("\xe0\x80\xbc", &cp) == 0);		/* overlong '<' */
+	CHECK(xs_utf8_char("\xed\xa0\x80", &cp) == 0);		/* surrogate */
+	CHECK(xs_utf8_char("\xf4\x90\x80\x80", &cp) == 0);	/* past U+10FFFF */
+	CHECK(xs_utf8_char("\xe2\x80", &cp) == 0);			/* cut short at the NUL */
+}
+
 static void test_full_buffer_fails_and_keeps_what_fitted(void)
 {
 	char small[8];
@@ -256,6 +274,7 @@ int main(void)
 		{ "utf-8: valid characters and their lengths", test_utf8_valid_characters },
 		{ "utf-8: overlongs, surrogates, > U+10FFFF, cut short are invalid", test_utf8_invalid_sequences },
 		{ "json strings: invalid utf-8 bytes become \\u00XX", test_json_invalid_utf8_escaped },
+		{ "utf-8 characters: code points of well-formed ones", test_utf8_char },
 		{ "full buffer fails and keeps what fitted", test_full_buffer_fails_and_keeps_what_fitted },
 		{ "grow function extends the buffer", test_grow },
 		{ "grow failure sets failed", test_grow_failure },
