@@ -63,6 +63,51 @@ static long arch_prctl_gs(struct xs_thread *t, const long *a)
 	return xs_copy_user((void *)a[1], &v, sizeof(v));
 }
 
+/*
+ * The program's own Syscall User Dispatch. The kernel keeps one setting per
+ * thread, and it is the runtime's: a program that switched it off, or set
+ * its own region, would stop being counted (and the runtime's own calls
+ * would trap into the program). So the program's setting is virtual: the
+ * runtime keeps dispatching every call and, where the program's setting
+ * says so, hands the call to the program's SIGSYS handler exactly as the
+ * kernel would (si_code SYS_USER_DISPATCH, the registers of the call) and
+ * does not run it. Said once on the log.
+ */
+static long program_sud_set(struct xs_thread *t, const long *a)
+{
+	static int warned;
+	unsigned long mode = (unsigned long)a[1], start = (unsigned long)a[2], len = (unsigned long)a[3];
+	if (mode == PR_SYS_DISPATCH_OFF) {
+		if (start || len || a[4])
+			return -EINVAL;
+		t->program_sud.on = false;
+		return 0;
+	}
+	if (mode != PR_SYS_DISPATCH_ON || start + len < start)
+		return -EINVAL;
+	t->program_sud.on = true;
+	t->program_sud.start = start;
+	t->program_sud.len = len;
+	t->program_sud.selector = (const char *)a[4];
+	xs_warn_once(&warned, "exitscope: the program uses Syscall User Dispatch itself; the runtime "
+			      "emulates it and keeps counting\n");
+	return 0;
+}
+
+/* Would the program's own dispatch setting send this call to its SIGSYS
+ * handler? (An unreadable selector or one of another value, which the
+ * kernel would punish with a fatal signal, dispatches.) */
+static bool program_sud_traps(const struct xs_thread *t, const greg_t *r)
+{
+	unsigned long ip = (unsigned long)r[REG_RIP];	/* after the syscall, as the kernel checks */
+	if (ip - t->program_sud.start < t->program_sud.len)
+		return false;
+	char sel = 1;
+	if (t->program_sud.selector && xs_copy_user(&sel, t->program_sud.selector, 1) == 0 && sel == 0)
+		return false;
+	return true;
+}
+
 /* Calls that install a signal mask while they wait: run them with a copy
  * that leaves the runtime's signals deliverable. */
 static long masked_wait(long nr, long *a, int mask_arg)
@@ -178,6 +223,12 @@ static enum xs_outcome run_call(struct xs_thread *t, long nr, long *a, ucontext_
 		if ((unsigned long)*ret <= -4096UL)
 			xs_creds_changed(t);	/* no runtime thread keeps more */
 		return XS_RETURNED;
+	case SYS_prctl:
+		if (a[0] == PR_SET_SYSCALL_USER_DISPATCH) {
+			*ret = program_sud_set(t, a);
+			return XS_RETURNED;
+		}
+		break;
 	case SYS_arch_prctl:
 		if (a[0] == ARCH_SET_GS || a[0] == ARCH_GET_GS) {
 			*ret = arch_prctl_gs(t, a);
@@ -225,6 +276,13 @@ void xs_sigsys_handler(int sig, siginfo_t *info, void *ctx)
 	if (XS_UNLIKELY(t->ctl_epoch != g_ctl_epoch))
 		xs_sig_ctl_resync(t, uc);
 	xs_sig_allow_faults(uc);
+	if (XS_UNLIKELY(t->program_sud.on) && program_sud_traps(t, r)) {
+		/* the kernel's own siginfo for this trap is the one the
+		 * program's handler would get */
+		xs_forward_sigsys(info, uc);
+		errno = saved_errno;
+		return;
+	}
 	/* /dev/exitscope: the runtime's file; its traffic is not counted */
 	if (XS_UNLIKELY(xs_fd_watched(a[0])) && (xs_fd_first_arg(nr) || nr == SYS_close) &&
 	    xs_devfile_owns(a[0])) {

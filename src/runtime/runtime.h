@@ -91,6 +91,11 @@ struct xs_thread {
 	uint64_t start_ns;		/* CLOCK_MONOTONIC at start (COMM time) */
 	uint64_t last_sample_cpu;	/* thread CPU ns at its previous sample */
 	bool ctl_view_blocked;		/* the program's view of the control signal */
+	struct {			/* the program's own Syscall User Dispatch (emulated) */
+		bool on;
+		unsigned long start, len;
+		const char *selector;
+	} program_sud;
 	struct xs_usage usage_start;	/* the kernel's counts when activated: see windows.c */
 	struct xs_usage usage_at_exit;	/* ...and when it exited */
 	char comm[16];

@@ -125,3 +125,16 @@ expect_eq "privilege drop: every process's file ends with its exit record" "" "$
 expect_eq "privilege drop: each worker's windows before and after the drop are in one file" \
   "4" "$(cat "$out"/exitscope-*.jsonl | jq -sr '[group_by(.pid)[] | map(.label // .reason) | select(. == ["before-drop","after-drop","exit"])] | length')"
 expect_eq "privilege drop: nothing on the log" "" "$(cat "$SCRATCH/err")"
+
+# --- a program that uses Syscall User Dispatch itself ---
+"$T/th_sud_self" >"$SCRATCH/native" 2>&1; nst=$?
+d=$SCRATCH/sud; mkdir -p "$d"
+(cd "$d" && timeout -s KILL 20 "$XS" run --format none -- "$T/th_sud_self") >"$SCRATCH/xs" 2>"$SCRATCH/err"
+xst=$?
+expect_eq "own dispatch: status as natively ($nst)" "$nst" "$xst"
+expect_eq "own dispatch: its handler emulates, its allowed calls run, as natively" "$(cat "$SCRATCH/native")" "$(cat "$SCRATCH/xs")"
+expect_eq "own dispatch: after it switches dispatch off, /dev/exitscope still closes a window, and the exit is recorded" \
+  "after-dispatch-off exit" "$(jq -r '.label // .reason' "$d"/exitscope-*.jsonl 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "own dispatch: its handled call is a signal, not a system call" "1 2" \
+  "$(head -n 1 "$d"/exitscope-*.jsonl | jq -r '"\(.window.sync_signals) \(.window.syscalls.getppid.calls)"')"
+check "own dispatch: said once on the log" grep -q "uses Syscall User Dispatch itself" "$SCRATCH/err"
