@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <sys/mman.h>
 #include <linux/prctl.h>
+#include <linux/seccomp.h>
 #include <sys/syscall.h>
 #include <asm/prctl.h>
 #include "runtime/runtime.h"
@@ -37,12 +38,13 @@ static inline void count_exit(struct xs_thread *t, long nr, uint64_t *t0)
 	t->c.exits++;
 	t->c.sys[nr].calls++;
 	xs_section_leave(t);
-	*t0 = xs_now_mono();	/* after any parking at exit or exec */
+	/* after any parking at exit or exec; none in strict mode (below) */
+	*t0 = XS_UNLIKELY(t->seccomp_strict) ? 0 : xs_now_mono();
 }
 
 void xs_count_return(struct xs_thread *t, long nr, long ret, uint64_t t0)
 {
-	uint64_t ns = xs_now_mono() - t0;
+	uint64_t ns = XS_UNLIKELY(t->seccomp_strict) ? 0 : xs_now_mono() - t0;
 	xs_section_enter_wait(t);
 	t->c.enters++;
 	t->c.sys[nr].ns += ns;
@@ -106,6 +108,53 @@ static bool program_sud_traps(const struct xs_thread *t, const greg_t *r)
 	if (t->program_sud.selector && xs_copy_user(&sel, t->program_sud.selector, 1) == 0 && sel == 0)
 		return false;
 	return true;
+}
+
+/*
+ * seccomp's strict mode leaves a thread read, write, exit and rt_sigreturn;
+ * any other call kills it with SIGKILL, and so would any call the runtime
+ * made for it; and it disables the TSC, so the clock cannot be read either:
+ * the thread's calls from then on are counted without their time.
+ * Natively the kill ends a single-threaded process (status 137),
+ * but here the service thread would keep it alive. So the runtime enters
+ * strict mode for the thread itself, noting its name and usage first, and
+ * from then on counts the thread's calls without making any of its own:
+ * read and write run, and a call that ends the thread (exit, or any call
+ * the kernel will kill it for) is counted, its fate noted for the service
+ * thread, which is woken (a write), and then issued.
+ */
+static bool enters_strict_mode(long nr, const long *a)
+{
+	return (nr == SYS_seccomp && a[0] == SECCOMP_SET_MODE_STRICT) ||
+	       (nr == SYS_prctl && a[0] == PR_SET_SECCOMP && a[1] == SECCOMP_MODE_STRICT);
+}
+
+static long enter_strict_mode(struct xs_thread *t, long nr, const long *a)
+{
+	xs_usage_thread(0, &t->usage_at_exit, t->comm);	/* its last reading, maybe */
+	long ret = xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if (ret == 0)
+		t->seccomp_strict = true;
+	return ret;
+}
+
+static bool strict_allows(long nr)
+{
+	return nr == SYS_read || nr == SYS_write || nr == SYS_rt_sigreturn;
+}
+
+static void strict_end(struct xs_thread *t, long nr, long slot, const long *a)
+{
+	uint64_t t0;
+	count_exit(t, slot, &t0);
+	t->fate_status = (int)a[0];
+	__atomic_store_n(&t->fate, nr == SYS_exit ? XS_FATE_EXIT : XS_FATE_KILLED, __ATOMIC_RELEASE);
+	xs_control_poke();
+	if (nr == SYS_exit)
+		for (;;)
+			xs_sys1(SYS_exit, a[0]);
+	for (;;)
+		xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);	/* the kernel ends it */
 }
 
 /* Calls that install a signal mask while they wait: run them with a copy
@@ -223,8 +272,13 @@ static enum xs_outcome run_call(struct xs_thread *t, long nr, long *a, ucontext_
 		if ((unsigned long)*ret <= -4096UL)
 			xs_creds_changed(t);	/* no runtime thread keeps more */
 		return XS_RETURNED;
+	case SYS_seccomp:
 	case SYS_prctl:
-		if (a[0] == PR_SET_SYSCALL_USER_DISPATCH) {
+		if (enters_strict_mode(nr, a)) {
+			*ret = enter_strict_mode(t, nr, a);
+			return XS_RETURNED;
+		}
+		if (nr == SYS_prctl && a[0] == PR_SET_SYSCALL_USER_DISPATCH) {
 			*ret = program_sud_set(t, a);
 			return XS_RETURNED;
 		}
@@ -273,6 +327,12 @@ void xs_sigsys_handler(int sig, siginfo_t *info, void *ctx)
 		errno = saved_errno;
 		return;
 	}
+	if (XS_UNLIKELY(t->seccomp_strict)) {
+		/* (no /dev/exitscope either: serving it takes calls) */
+		if (!strict_allows(nr))
+			strict_end(t, nr, (unsigned long)nr < XS_NR_SYSCALLS ? nr : XS_NR_OTHER, a);
+		goto count_and_run;
+	}
 	if (XS_UNLIKELY(t->ctl_epoch != g_ctl_epoch))
 		xs_sig_ctl_resync(t, uc);
 	xs_sig_allow_faults(uc);
@@ -296,6 +356,7 @@ void xs_sigsys_handler(int sig, siginfo_t *info, void *ctx)
 		errno = saved_errno;
 		return;
 	}
+count_and_run:;
 	long slot = (unsigned long)nr < XS_NR_SYSCALLS ? nr : XS_NR_OTHER;
 	uint64_t t0;
 	long ret = 0;

@@ -201,6 +201,7 @@ static int service_main(void *arg)
 				uint64_t v;
 				xs_sys3(SYS_read, g_eventfd, &v, 8);
 				xs_creds_follow();
+				xs_reap_fated();
 				xs_window_lock();
 				xs_reclaim_dead();
 				xs_window_unlock();

@@ -347,6 +347,15 @@ static long read_task_file(int tid, const char *name, char *buf, size_t size)
 	return n;
 }
 
+char xs_task_state(int tid)
+{
+	char buf[512];
+	if (read_task_file(tid, "stat", buf, sizeof(buf)) <= 0)
+		return 0;
+	const char *s = strrchr(buf, ')');
+	return s && s[1] == ' ' ? s[2] : 0;
+}
+
 /* Faults, preemptions and name of thread tid (0: the caller) so far. */
 void xs_usage_thread(int tid, struct xs_usage *u, char comm[16])
 {

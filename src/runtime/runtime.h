@@ -58,6 +58,11 @@ enum xs_task_kind {
 
 enum xs_slot_state { XS_SLOT_FREE = 0, XS_SLOT_LIVE, XS_SLOT_DEAD };
 
+/* How a thread in seccomp's strict mode ends: it cannot go through the
+ * runtime's exit path (only read, write, exit and rt_sigreturn are left to
+ * it), so it says how, and the service thread retires it (tasks.c). */
+enum xs_fate { XS_FATE_NONE = 0, XS_FATE_EXIT, XS_FATE_KILLED };
+
 /* A system call whose execution continues in the program's own context
  * (see boundary.S): what its return path needs. */
 struct xs_redirect {
@@ -91,6 +96,9 @@ struct xs_thread {
 	uint64_t start_ns;		/* CLOCK_MONOTONIC at start (COMM time) */
 	uint64_t last_sample_cpu;	/* thread CPU ns at its previous sample */
 	bool ctl_view_blocked;		/* the program's view of the control signal */
+	bool seccomp_strict;		/* in seccomp's strict mode: see boundary.c */
+	volatile uint8_t fate;		/* enum xs_fate: how a strict thread ends */
+	int fate_status;		/* its exit status */
 	struct {			/* the program's own Syscall User Dispatch (emulated) */
 		bool on;
 		unsigned long start, len;
@@ -170,6 +178,9 @@ struct xs_thread *xs_slot(uint32_t i);
 void xs_registry_lock(sigset_t *old);
 void xs_registry_unlock(const sigset_t *old);
 void xs_usage_thread(int tid, struct xs_usage *u, char comm[16]);
+/* The state letter of thread tid of this process in /proc ('R', 'S',
+ * 'Z', ...), or 0 when it is gone. */
+char xs_task_state(int tid);
 void xs_usage_init(void);
 void xs_block_all_signals(sigset_t *old);
 void xs_restore_signals(const sigset_t *old);
@@ -218,6 +229,9 @@ long xs_task_exec(struct xs_thread *t, long nr, const long *a, ucontext_t *uc);
 void xs_task_exit_thread(struct xs_thread *t, long status);
 void xs_task_exit_group(struct xs_thread *t, long status);
 void xs_process_end(struct xs_thread *t, const char *reason);
+/* Service thread: retire the threads that ended in strict mode, and end
+ * the process as the kernel would have if none is left. */
+void xs_reap_fated(void);
 
 /* ---- signals.c ---- */
 int xs_signals_init(void);

@@ -22,6 +22,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include "runtime/runtime.h"
 
 struct handoff {
@@ -317,10 +318,13 @@ struct end_args {
 	const char *reason;
 };
 
+/* The last window. t: the thread that ends the process, or NULL for the
+ * service thread when no program thread is left. */
 static long end_locked(void *arg)
 {
 	struct end_args *e = arg;
 	struct xs_thread *t = e->t;
+	bool whole = !t || t->kind == XS_KIND_THREAD;
 	struct xs_buf json = { .grow = xs_buf_mmap_grow }, text = { .grow = xs_buf_mmap_grow };
 	static int warned;
 	struct xs_window *w = xs_window_collect(t, e->reason, NULL, NULL);
@@ -328,11 +332,10 @@ static long end_locked(void *arg)
 		xs_warn_once(&warned, "exitscope: out of memory for the stats record\n");
 		return -ENOMEM;
 	}
-	if (t->kind == XS_KIND_THREAD)
+	if (whole)
 		w->has_profile = xs_profile_close_window(w->profile_file, &w->profile_samples);
 	xs_window_format(w, &json, &text);
-	int r = t->kind == XS_KIND_THREAD ? xs_window_write_record(w->pid, &json)
-					  : xs_append_record(w->pid, json.data, json.len);
+	int r = whole ? xs_window_write_record(w->pid, &json) : xs_append_record(w->pid, json.data, json.len);
 	if (json.failed || r < 0)
 		xs_warn_once(&warned, "exitscope: cannot write the stats record; it is lost with the process\n");
 	if (text.len)
@@ -362,6 +365,47 @@ void xs_process_end(struct xs_thread *t, const char *reason)
 	if (strcmp(reason, "exec") != 0)
 		xs_window_lock();
 	xs_on_boundary_stack(end_locked, &e);
+}
+
+/* Wait (up to about 2 s) until the kernel is done with thread tid: gone,
+ * or a zombie (a thread group's leader stays one while others live). */
+static bool wait_task_gone(int tid)
+{
+	for (int i = 0; i < 2000; i++) {
+		char state = xs_task_state(tid);
+		if (!state || state == 'Z' || state == 'X')
+			return true;
+		struct timespec ts = { 0, 1000 * 1000 };
+		xs_sys2(SYS_nanosleep, &ts, NULL);
+	}
+	return false;
+}
+
+void xs_reap_fated(void)
+{
+	for (uint32_t i = 0; i < g_proc->slots_used; i++) {
+		struct xs_thread *t = xs_slot(i);
+		uint8_t fate = __atomic_load_n(&t->fate, __ATOMIC_ACQUIRE);
+		if (t->kind != XS_KIND_THREAD || t->state != XS_SLOT_LIVE || !fate || !wait_task_gone(t->tid))
+			continue;
+		sigset_t old;
+		xs_registry_lock(&old);
+		t->state = XS_SLOT_DEAD;
+		uint32_t live = --g_proc->live;
+		g_proc->dead++;
+		xs_registry_unlock(&old);
+		if (live)
+			continue;
+		/* The last program thread: the process ends now, as natively. */
+		struct end_args e = { NULL, "exit" };
+		xs_window_lock();	/* for good */
+		xs_on_boundary_stack(end_locked, &e);
+		if (fate == XS_FATE_EXIT)
+			for (;;)
+				xs_sys1(SYS_exit_group, t->fate_status);
+		for (;;)
+			xs_sys2(SYS_kill, xs_sys0(SYS_getpid), SIGKILL);
+	}
 }
 
 void xs_task_exit_thread(struct xs_thread *t, long status)

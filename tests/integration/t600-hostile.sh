@@ -6,6 +6,10 @@
 #    gets written or truncated; the records wait in memory until the path is
 #    safe; --log refuses a symlink and another user's file;
 #  - a handler on an 8 KiB alternate stack closes windows and exits;
+#  - a root server whose forked workers drop root under load: no runtime
+#    thread keeps uid 0, groups or capabilities, every file ends with exit;
+#  - a program that uses Syscall User Dispatch itself, and switches it off;
+#  - seccomp's strict mode: the process ends as natively (status, output).
 # shellcheck source-path=SCRIPTDIR source=../lib.sh
 . "$(dirname "$0")/../lib.sh"
 ulimit -c 0
@@ -138,3 +142,19 @@ expect_eq "own dispatch: after it switches dispatch off, /dev/exitscope still cl
 expect_eq "own dispatch: its handled call is a signal, not a system call" "1 2" \
   "$(head -n 1 "$d"/exitscope-*.jsonl | jq -r '"\(.window.sync_signals) \(.window.syscalls.getppid.calls)"')"
 check "own dispatch: said once on the log" grep -q "uses Syscall User Dispatch itself" "$SCRATCH/err"
+
+# --- seccomp's strict mode: the process ends as natively ---
+for mode in kill exit thread; do
+  "$T/th_seccomp_strict" "$mode" >"$SCRATCH/native" 2>/dev/null; nst=$?
+  d=$SCRATCH/strict-$mode; mkdir -p "$d"
+  start=$(date +%s)
+  (cd "$d" && exec timeout -s KILL 20 "$XS" run --format none -- "$T/th_seccomp_strict" "$mode") >"$SCRATCH/xs" 2>/dev/null
+  xst=$?; took=$(($(date +%s) - start))
+  expect_eq "strict seccomp ($mode): the process ends by itself, with the native status $nst" "$nst within 10 s" \
+    "$xst within $([ "$took" -lt 10 ] && echo 10 || echo "$took") s"
+  expect_eq "strict seccomp ($mode): output as natively" "$(cat "$SCRATCH/native")" "$(cat "$SCRATCH/xs")"
+  expect_eq "strict seccomp ($mode): the process's file ends with its exit record" exit \
+    "$(tail -n 1 "$d"/exitscope-*.jsonl 2>/dev/null | jq -r .reason)"
+done
+expect_eq "strict seccomp (kill): the killing call is an exit without an enter, the thread is listed as exited" \
+  "1 true" "$(tail -n 1 "$SCRATCH"/strict-kill/exitscope-*.jsonl | jq -r '"\(.total.exits - .total.enters - (.total.syscalls.exit_group.calls // 0)) \(.threads[0].exited)"')"
