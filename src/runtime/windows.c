@@ -325,7 +325,7 @@ int xs_window_write_record(int pid, struct xs_buf *json)
 }
 
 int xs_window_close(const char *reason, const char *label, const struct xs_counters *caller,
-		    struct xs_buf *out, bool silent)
+		    struct xs_buf *out, enum xs_show show)
 {
 	struct xs_thread *self = caller ? xs_self() : NULL;
 	xs_window_lock();
@@ -337,14 +337,14 @@ int xs_window_close(const char *reason, const char *label, const struct xs_count
 	g_json.len = g_text.len = 0;
 	g_json.failed = g_text.failed = false;
 	w->has_profile = xs_profile_close_window(w->profile_file, &w->profile_samples);
-	xs_window_format(w, &g_json, &g_text);
+	xs_window_format(w, &g_json, show == XS_SHOW_LOG ? &g_text : NULL);
 	int r = g_json.failed ? -ENOMEM : xs_window_write_record(w->pid, &g_json);
-	if (!silent) {
-		if (out)
-			xs_buf_addn(out, g_text.data, g_text.len);
-		else if (g_text.len)
-			xs_log_buf(g_text.data, g_text.len);
-	}
+	if (show == XS_SHOW_LOG && g_text.len)
+		xs_log_buf(g_text.data, g_text.len);
+	else if (show == XS_SHOW_TEXT && out)
+		xs_window_format_text(w, out);
+	else if (show == XS_SHOW_JSON && out)
+		xs_buf_addn(out, g_json.data, g_json.len);
 	xs_window_commit(w);
 	xs_profile_open_window(g_proc->seq);
 	xs_window_free(w);
