@@ -39,6 +39,7 @@
 #endif
 #define PIDFS_MAGIC 0x50494446
 #define ANSWER_MAX (64u << 20)		/* a record of 4096 threads fits */
+#define ANSWER_WAIT_MS 30000		/* without a byte of answer */
 #define CANDIDATES_MAX 4096		/* names of the form we look for */
 #define REFUSED_SHOWN 3
 
@@ -387,9 +388,24 @@ static char *read_answer(int fd, pid_t pid, size_t *size)
 			buf = grown;
 			cap *= 2;
 		}
-		ssize_t got = read(fd, buf + len, cap - len);
+		/* a window close takes seconds at worst (hundreds of busy
+		 * threads); a runtime that cannot even accept (the program
+		 * holds every descriptor) never answers */
+		struct pollfd p = { fd, POLLIN, 0 };
+		int ready = poll(&p, 1, ANSWER_WAIT_MS);
+		if (ready == 0) {
+			xs_error("process %d: no answer within %d s (its log says more: does the program hold every "
+				 "file descriptor?)", (int)pid, ANSWER_WAIT_MS / 1000);
+			free(buf);
+			return NULL;
+		}
+		ssize_t got = ready < 0 ? -1 : read(fd, buf + len, cap - len);
 		if (got < 0 && errno == EINTR)
 			continue;
+		/* a refusal closes without reading the request: the kernel
+		 * then resets the connection after the answer */
+		if (got < 0 && errno == ECONNRESET)
+			got = 0;
 		if (got < 0) {
 			xs_error("process %d: reading the answer: %s", (int)pid, strerror(errno));
 			free(buf);

@@ -142,6 +142,7 @@ struct conn {
 
 static struct conn g_conns[CONN_MAX];
 static int g_spare = -1;		/* reserved for accept under EMFILE */
+static int g_spare_record = -1;		/* ...and for the record file */
 static uint64_t g_accept_paused_until;	/* CLOCK_MONOTONIC ns */
 
 /* send without blocking and without SIGPIPE: bytes sent or -errno */
@@ -185,12 +186,31 @@ static void fd_unhide_close(int fd)
 	xs_sys1(SYS_close, fd);
 }
 
+static void spare_reserve_one(int *spare)
+{
+	if (*spare < 0)
+		*spare = fd_hide(xs_sys2(SYS_eventfd2, 0, EFD_CLOEXEC));
+	if (*spare < 0)
+		*spare = -1;
+}
+
 static void spare_reserve(void)
 {
-	if (g_spare < 0)
-		g_spare = fd_hide(xs_sys2(SYS_eventfd2, 0, EFD_CLOEXEC));
-	if (g_spare < 0)
-		g_spare = -1;
+	spare_reserve_one(&g_spare);
+}
+
+/* Close a window from the service thread. The record file (and a --log
+ * file) is opened for each record: lend it the descriptor held in reserve,
+ * so that a program holding every descriptor still gets its records. */
+static int window_close(const char *reason, const char *label, struct xs_buf *out, enum xs_show show)
+{
+	if (g_spare_record >= 0) {
+		fd_unhide_close(g_spare_record);
+		g_spare_record = -1;
+	}
+	int r = xs_window_close(reason, label, NULL, out, show);
+	spare_reserve_one(&g_spare_record);
+	return r;
 }
 
 /* Bind and listen on "@exitscope-PID-R" (see the top of the file): the
@@ -463,7 +483,9 @@ int xs_control_command(const char *line, const char *reason, struct xs_buf *out)
 	if (show != XS_SHOW_NONE && line[verb] == ' ' && line[verb + 1])
 		label = line + verb + 1;
 	uint32_t seq = g_proc->seq;
-	int r = xs_window_close(reason, label, NULL, out, show);
+	/* the service thread lends the record its spare descriptor */
+	int r = xs_sys0(SYS_gettid) == g_service_tid ? window_close(reason, label, out, show)
+						     : xs_window_close(reason, label, NULL, out, show);
 	return r < 0 ? r : (int)seq;
 }
 
@@ -531,7 +553,7 @@ static int service_main(void *arg)
 				g_ctl_pending = 1;
 		}
 		if (__atomic_exchange_n(&g_ctl_pending, 0, __ATOMIC_ACQ_REL) && g_ctl_sig)
-			xs_window_close("signal", NULL, NULL, NULL, XS_SHOW_LOG);
+			window_close("signal", NULL, NULL, XS_SHOW_LOG);
 		now = xs_now_mono();
 		if (xs_profiling() && now >= next_drain) {
 			xs_window_lock();
@@ -549,7 +571,7 @@ static int service_main(void *arg)
 			case WAKE_TIMER: {
 				uint64_t ticks;
 				if (xs_sys3(SYS_read, g_timerfd, &ticks, 8) == 8)
-					xs_window_close("interval", NULL, NULL, NULL, XS_SHOW_LOG);
+					window_close("interval", NULL, NULL, XS_SHOW_LOG);
 				break;
 			}
 			case WAKE_EVENT: {
@@ -598,7 +620,7 @@ int xs_control_start(void)
 			xs_buf_mmap_free(&g_conns[i].out);
 		g_conns[i] = (struct conn){ .fd = -1 };
 	}
-	g_spare = -1;
+	g_spare = g_spare_record = -1;
 	g_accept_paused_until = 0;
 	xs_usage_init();
 	g_ctl_sig = g_ctl_epoch ? 0 : g_config.signal;	/* 0 once the program took it */
@@ -621,6 +643,7 @@ int xs_control_start(void)
 	g_eventfd = xs_runtime_fd_adopt(xs_sys2(SYS_eventfd2, 0, EFD_CLOEXEC | EFD_NONBLOCK));
 	if (g_sockfd >= 0)
 		spare_reserve();
+	spare_reserve_one(&g_spare_record);
 
 	/* the first window's profile, before any program code can exit */
 	xs_window_lock();
