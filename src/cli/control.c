@@ -1,21 +1,47 @@
 /*
- * exitscope dump PID [LABEL] / exitscope reset PID: ask the runtime inside
- * process PID, through its control socket (the abstract unix socket
- * "@exitscope-PID", same user only), to close a window. The runtime answers
- * with the closed window's text block (dump) and a last line
+ * exitscope dump [--json] PID [LABEL] / exitscope reset PID: ask the
+ * runtime inside process PID, through its control socket, to close a
+ * window. The runtime answers with the closed window's text block (dump),
+ * its record line (dump --json) or nothing (reset), and a last line
  * "ok window N" or "error: ...". The command returns once the record is
  * written.
+ *
+ * exitscope is often run as root, and any user can bind any abstract
+ * socket name, so nothing is trusted by its name (see the top of
+ * src/runtime/control.c for the rendezvous): the candidates are the names
+ * "@exitscope-PID-<16 hex digits>" (and "@exitscope-PID" of older
+ * runtimes) listed in /proc/net/unix, and the command talks only to the one
+ * whose listener is process PID itself. Whatever comes back is printed only
+ * if it has the shape of the expected answer, bounded in size, with every
+ * control character escaped.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 #include "cli/cli.h"
+#include "common/json.h"
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+#define PIDFS_MAGIC 0x50494446
+#define ANSWER_MAX (64u << 20)		/* a record of 4096 threads fits */
+#define ANSWER_WAIT_MS 30000		/* without a byte of answer */
+#define CANDIDATES_MAX 4096		/* names of the form we look for */
+#define REFUSED_SHOWN 3
 
 static int parse_pid(const char *s, pid_t *pid)
 {
@@ -28,59 +54,443 @@ static int parse_pid(const char *s, pid_t *pid)
 	return 0;
 }
 
-static int send_command(pid_t pid, const char *line)
+/* ---- finding and checking the runtime's socket ---- */
+
+/* Is the abstract name (without its '@') one the runtime of pid binds? */
+static bool name_matches(const char *name, pid_t pid)
 {
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		xs_error("socket: %s", strerror(errno));
-		return XS_EXIT_DATA;
+	char prefix[32];
+	int n = snprintf(prefix, sizeof(prefix), "exitscope-%d", (int)pid);
+	if (strncmp(name, prefix, (size_t)n))
+		return false;
+	name += n;
+	if (!*name)
+		return true;	/* an older runtime's fixed name */
+	if (*name++ != '-' || strlen(name) != 16)
+		return false;
+	for (; *name; name++)
+		if (!((*name >= '0' && *name <= '9') || (*name >= 'a' && *name <= 'f')))
+			return false;
+	return true;
+}
+
+/* The listening abstract sockets named as pid's runtime names its socket,
+ * from /proc/net/unix ("Num RefCount Protocol Flags Type St Inode Path",
+ * abstract paths with a leading '@'). Returns their count; names[i] are
+ * malloc'd (without the '@'); -1 if the list cannot be read. */
+static int find_candidates(pid_t pid, char ***out)
+{
+	FILE *f = fopen("/proc/net/unix", "re");
+	if (!f)
+		return -1;
+	char line[512];
+	char **names = NULL;
+	int count = 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long flags, type, state;
+		char path[256];
+		if (sscanf(line, "%*s %*s %*s %lx %lx %lx %*s %255s", &flags, &type, &state, path) != 4)
+			continue;
+		/* listening (__SO_ACCEPTCON), stream, unconnected */
+		if (!(flags & 0x10000) || type != SOCK_STREAM || state != 1 || path[0] != '@')
+			continue;
+		if (!name_matches(path + 1, pid) || count >= CANDIDATES_MAX)
+			continue;
+		bool dup = false;
+		for (int i = 0; i < count && !dup; i++)
+			dup = !strcmp(names[i], path + 1);
+		if (dup)
+			continue;
+		char **grown = realloc(names, sizeof(*names) * (size_t)(count + 1));
+		if (!grown || !(grown[count] = strdup(path + 1))) {
+			names = grown ? grown : names;
+			break;
+		}
+		names = grown;
+		count++;
 	}
+	fclose(f);
+	*out = names;
+	return count;
+}
+
+/* Connect to an abstract name without waiting behind a full backlog
+ * forever (a listener that never accepts is not worth more than a second).
+ * The connected socket (blocking again), or -1 with errno. */
+static int connect_name(const char *name)
+{
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	int n = snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, "exitscope-%d", (int)pid);
-	socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
-	if (connect(fd, (struct sockaddr *)&addr, len) < 0) {
-		xs_error("process %d: no exitscope runtime answers (%s); is it running under 'exitscope run'?",
-			 (int)pid, strerror(errno));
+	size_t size = strlen(name);
+	if (size >= sizeof(addr.sun_path) - 1) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(addr.sun_path + 1, name, size);
+	socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + size);
+	for (int attempt = 0; attempt < 100; attempt++) {
+		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (fd < 0)
+			return -1;
+		if (connect(fd, (struct sockaddr *)&addr, len) == 0) {
+			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+			return fd;
+		}
+		int err = errno;
 		close(fd);
+		if (err != EAGAIN) {
+			errno = err;
+			return -1;
+		}
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+	}
+	errno = EAGAIN;
+	return -1;
+}
+
+/* The effective uid of pid now, or -1. */
+static long current_euid(pid_t pid)
+{
+	char path[64], line[256];
+	long uid = -1;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long real, eff;
+		if (sscanf(line, "Uid: %lu %lu", &real, &eff) == 2) {
+			uid = (long)eff;
+			break;
+		}
+	}
+	fclose(f);
+	return uid;
+}
+
+static bool on_pidfs(int fd, struct stat *st)
+{
+	struct statfs sfs;
+	return fstatfs(fd, &sfs) == 0 && sfs.f_type == PIDFS_MAGIC && fstat(fd, st) == 0;
+}
+
+/*
+ * Is the listener at the other end of fd process pid itself? The kernel
+ * recorded the listener's pid (its thread group) and euid when it called
+ * listen(). The strongest proof is the listener's pidfd (SO_PEERPIDFD,
+ * Linux 6.5+): on pidfs (6.9+) every struct pid has its own inode, so the
+ * same inode as target_pidfd (taken before the names were looked up) is
+ * the same process, even if the pid number was reused meanwhile. Older
+ * kernels give no such proof: there the pid number must match and the
+ * listener's uid must be pid's current euid.
+ *
+ * With the pidfd proof a listener uid other than pid's current euid is
+ * accepted: it is the uid pid had when it listened (root before it dropped
+ * to another user, say). Returns true or false; *why says why not.
+ */
+static bool listener_is(int fd, pid_t pid, int target_pidfd, char *why, size_t size)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		snprintf(why, size, "its listener is unknown (%s)", strerror(errno));
+		return false;
+	}
+	if (cred.pid != pid) {
+		snprintf(why, size, "it is held by process %d (uid %u), not by process %d", (int)cred.pid,
+			 (unsigned)cred.uid, (int)pid);
+		return false;
+	}
+	bool proven = false;
+	int peer_pidfd;
+	len = sizeof(peer_pidfd);
+	if (target_pidfd >= 0 && getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &peer_pidfd, &len) == 0) {
+		struct stat a, b;
+		if (on_pidfs(peer_pidfd, &a) && on_pidfs(target_pidfd, &b)) {
+			if (a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+				close(peer_pidfd);
+				snprintf(why, size, "it is held by an earlier process %d (uid %u), not by process %d",
+					 (int)cred.pid, (unsigned)cred.uid, (int)pid);
+				return false;
+			}
+			proven = true;
+		}
+		close(peer_pidfd);
+	}
+	long euid = current_euid(pid);
+	if (!proven && (euid < 0 || (uid_t)euid != cred.uid)) {
+		snprintf(why, size, "its listener's uid %u is not the uid of process %d (%ld)", (unsigned)cred.uid,
+			 (int)pid, euid);
+		return false;
+	}
+	return true;
+}
+
+/* Does pid have the runtime mapped (when its maps can be read)? */
+static bool runs_exitscope(pid_t pid)
+{
+	char path[64], line[4096];
+	bool found = false;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, "/libexitscope.so") != NULL;
+	fclose(f);
+	return found;
+}
+
+/* Connect to pid's runtime: the socket, or -1 after saying why not. */
+static int connect_runtime(pid_t pid)
+{
+	int target_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (target_pidfd < 0 && errno == ESRCH) {
+		xs_error("process %d: no such process", (int)pid);
+		return -1;
+	}
+	char **names = NULL;
+	int count = find_candidates(pid, &names);
+	int fd = -1, refused = 0, connect_err = 0;
+	for (int i = 0; i < count && fd < 0; i++) {
+		int c = connect_name(names[i]);
+		if (c < 0) {
+			connect_err = errno;
+			continue;
+		}
+		char why[160];
+		if (listener_is(c, pid, target_pidfd, why, sizeof(why))) {
+			fd = c;
+			break;
+		}
+		close(c);
+		if (refused++ < REFUSED_SHOWN)
+			xs_error("process %d: refusing the control socket '@%s': %s", (int)pid, names[i], why);
+	}
+	for (int i = 0; i < count; i++)
+		free(names[i]);
+	free(names);
+	if (target_pidfd >= 0)
+		close(target_pidfd);
+	if (fd >= 0)
+		return fd;
+	if (refused > REFUSED_SHOWN)
+		xs_error("process %d: ... and %d more sockets of that name refused", (int)pid, refused - REFUSED_SHOWN);
+	if (count < 0)
+		xs_error("process %d: cannot read /proc/net/unix to find its control socket", (int)pid);
+	else if (runs_exitscope(pid))
+		xs_error("process %d has no control socket (its log says why)%s%s; close a window with the control "
+			 "signal (kill -USR1 %d, or the --signal it was run with), a write to /dev/exitscope "
+			 "from inside, or run it with --interval",
+			 (int)pid, connect_err ? ": " : "", connect_err ? strerror(connect_err) : "", (int)pid);
+	else
+		xs_error("process %d: no exitscope runtime answers; is it running under 'exitscope run'?", (int)pid);
+	return -1;
+}
+
+/* ---- printing what came back ---- */
+
+/* The length of the valid UTF-8 sequence at p (at most n bytes), its code
+ * point in *cp; 0 if invalid (overlong, surrogate, beyond U+10FFFF, cut). */
+static size_t utf8_seq(const unsigned char *p, size_t n, uint32_t *cp)
+{
+	size_t len;
+	uint32_t c, min;
+	if (p[0] < 0x80) {
+		*cp = p[0];
+		return 1;
+	} else if ((p[0] & 0xe0) == 0xc0) {
+		len = 2, c = p[0] & 0x1f, min = 0x80;
+	} else if ((p[0] & 0xf0) == 0xe0) {
+		len = 3, c = p[0] & 0x0f, min = 0x800;
+	} else if ((p[0] & 0xf8) == 0xf0) {
+		len = 4, c = p[0] & 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (p[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return len;
+}
+
+/* Print text for a terminal: newlines and valid UTF-8 as they are; control
+ * characters (C0 but newline, DEL, C1) and bytes of invalid UTF-8 as \xHH,
+ * so that nothing in it can drive the terminal. */
+static void print_text(FILE *out, const char *data, size_t size)
+{
+	const unsigned char *p = (const unsigned char *)data;
+	for (size_t i = 0; i < size;) {
+		uint32_t cp;
+		size_t len = utf8_seq(p + i, size - i, &cp);
+		if (len == 0 || (cp < 0x20 && cp != '\n') || (cp >= 0x7f && cp < 0xa0)) {
+			for (size_t k = 0; k < (len ? len : 1); k++)
+				fprintf(out, "\\x%02x", p[i + k]);
+			i += len ? len : 1;
+			continue;
+		}
+		fwrite(p + i, 1, len, out);
+		i += len;
+	}
+}
+
+/* Print a JSON line that parsed: raw bytes below 0x20 can only be
+ * whitespace there, and DEL, C1 characters and invalid UTF-8 only inside
+ * strings, where \u escapes (U+FFFD for invalid bytes) keep it valid. */
+static void print_json(const char *data, size_t size)
+{
+	const unsigned char *p = (const unsigned char *)data;
+	for (size_t i = 0; i < size;) {
+		uint32_t cp;
+		size_t len = utf8_seq(p + i, size - i, &cp);
+		if (len == 0) {
+			fputs("\\ufffd", stdout);
+			i++;
+		} else if (cp < 0x20) {
+			putchar(' ');
+			i++;
+		} else if (cp >= 0x7f && cp < 0xa0) {
+			printf("\\u%04x", (unsigned)cp);
+			i += len;
+		} else {
+			fwrite(p + i, 1, len, stdout);
+			i += len;
+		}
+	}
+	putchar('\n');
+}
+
+enum answer_kind { ANSWER_TEXT, ANSWER_JSON, ANSWER_NONE };
+
+/* Read the whole answer (at most ANSWER_MAX bytes): malloc'd, or NULL
+ * after saying why. */
+static char *read_answer(int fd, pid_t pid, size_t *size)
+{
+	size_t cap = 65536, len = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		if (len == cap) {
+			if (cap >= ANSWER_MAX) {
+				xs_error("process %d: the answer is larger than %u MiB; nothing printed", (int)pid,
+					 ANSWER_MAX >> 20);
+				free(buf);
+				return NULL;
+			}
+			char *grown = realloc(buf, cap * 2);
+			if (!grown)
+				break;
+			buf = grown;
+			cap *= 2;
+		}
+		/* a window close takes seconds at worst (hundreds of busy
+		 * threads); a runtime that cannot even accept (the program
+		 * holds every descriptor) never answers */
+		struct pollfd p = { fd, POLLIN, 0 };
+		int ready = poll(&p, 1, ANSWER_WAIT_MS);
+		if (ready == 0) {
+			xs_error("process %d: no answer within %d s (its log says more: does the program hold every "
+				 "file descriptor?)", (int)pid, ANSWER_WAIT_MS / 1000);
+			free(buf);
+			return NULL;
+		}
+		ssize_t got = ready < 0 ? -1 : read(fd, buf + len, cap - len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		/* a refusal closes without reading the request: the kernel
+		 * then resets the connection after the answer */
+		if (got < 0 && errno == ECONNRESET)
+			got = 0;
+		if (got < 0) {
+			xs_error("process %d: reading the answer: %s", (int)pid, strerror(errno));
+			free(buf);
+			return NULL;
+		}
+		if (got == 0) {
+			*size = len;
+			return buf;
+		}
+		len += (size_t)got;
+	}
+	xs_error("process %d: out of memory for the answer", (int)pid);
+	free(buf);
+	return NULL;
+}
+
+/* Check the answer's shape and print it; the exit status. */
+static int show_answer(pid_t pid, const char *buf, size_t size, enum answer_kind kind, int send_err)
+{
+	if (size == 0 || buf[size - 1] != '\n') {
+		if (send_err)
+			xs_error("process %d: %s", (int)pid, strerror(send_err));
+		else
+			xs_error("process %d: the runtime closed the connection without an answer", (int)pid);
 		return XS_EXIT_DATA;
 	}
+	/* the last line says how it went */
+	size_t body = size - 1;
+	while (body > 0 && buf[body - 1] != '\n')
+		body--;
+	const char *status = buf + body;
+	size_t status_size = size - 1 - body;
+	if (status_size > 7 && !strncmp(status, "error: ", 7)) {
+		/* the runtime's own words, made harmless like the rest */
+		fprintf(stderr, "exitscope: process %d: ", (int)pid);
+		print_text(stderr, status + 7, status_size - 7 + 1);
+		return XS_EXIT_DATA;
+	}
+	bool ok = status_size > 10 && !strncmp(status, "ok window ", 10) &&
+		  strspn(status + 10, "0123456789") == status_size - 10;
+	bool shape = ok;
+	struct xs_json_doc *doc = NULL;
+	if (ok && kind == ANSWER_NONE) {
+		shape = body == 0;
+	} else if (ok && kind == ANSWER_TEXT) {
+		char head[64];
+		int n = snprintf(head, sizeof(head), "----- exitscope stats for process %d ", (int)pid);
+		shape = body > (size_t)n && !strncmp(buf, head, (size_t)n);
+	} else if (ok && kind == ANSWER_JSON) {
+		struct xs_json_error err;
+		const char *nl = memchr(buf, '\n', body);
+		shape = body > 1 && nl == buf + body - 1 && xs_json_parse(buf, body - 1, &doc, &err) == 0 &&
+			xs_json_root(doc)->type == XS_JSON_OBJECT;
+		xs_json_free(doc);
+	}
+	if (!shape) {
+		xs_error("process %d: the answer is not a record and a status line; nothing printed", (int)pid);
+		return XS_EXIT_DATA;
+	}
+	if (kind == ANSWER_TEXT)
+		print_text(stdout, buf, body);
+	else if (kind == ANSWER_JSON)
+		print_json(buf, body - 1);
+	return fflush(stdout) == 0 && !ferror(stdout) ? XS_EXIT_OK : XS_EXIT_DATA;
+}
+
+static int send_command(pid_t pid, const char *line, enum answer_kind kind)
+{
+	int fd = connect_runtime(pid);
+	if (fd < 0)
+		return XS_EXIT_DATA;
 	/* a refusal may close the socket before the request is read: read the
 	 * answer whatever the send says */
 	size_t size = strlen(line);
 	ssize_t sent = send(fd, line, size, MSG_NOSIGNAL);
 	int send_err = sent < 0 ? errno : 0;
 	shutdown(fd, SHUT_WR);
-
-	/* print the answer; its last line says how it went */
-	char buf[65536], last[512] = "";
-	size_t lastlen = 0;
-	ssize_t got;
-	while ((got = read(fd, buf, sizeof(buf))) > 0) {
-		for (ssize_t i = 0; i < got; i++) {
-			if (buf[i] == '\n') {
-				last[lastlen] = 0;
-				if (strncmp(last, "ok window ", 10) && strncmp(last, "error: ", 7))
-					printf("%s\n", last);
-				else if (!strncmp(last, "error: ", 7))
-					xs_error("process %d: %s", (int)pid, last + 7);
-				if (!strncmp(last, "ok window ", 10) || !strncmp(last, "error: ", 7)) {
-					close(fd);
-					if (fflush(stdout) != 0)
-						return XS_EXIT_DATA;
-					return last[0] == 'o' ? XS_EXIT_OK : XS_EXIT_DATA;
-				}
-				lastlen = 0;
-			} else if (lastlen < sizeof(last) - 1) {
-				last[lastlen++] = buf[i];
-			}
-		}
-	}
+	size_t got;
+	char *buf = read_answer(fd, pid, &got);
 	close(fd);
-	if (send_err)
-		xs_error("process %d: %s", (int)pid, strerror(send_err));
-	else
-		xs_error("process %d: the runtime closed the connection without an answer", (int)pid);
-	return XS_EXIT_DATA;
+	if (!buf)
+		return XS_EXIT_DATA;
+	int r = show_answer(pid, buf, got, kind, send_err);
+	free(buf);
+	return r;
 }
 
 static bool wants_help(int argc, char **argv)
@@ -89,9 +499,10 @@ static bool wants_help(int argc, char **argv)
 }
 
 static const char g_dump_usage[] =
-	"usage: exitscope dump PID [LABEL]\n"
+	"usage: exitscope dump [--json] PID [LABEL]\n"
 	"  close a window in process PID (running under exitscope), print it, and return\n"
-	"  once its record is written to exitscope-PID.jsonl\n";
+	"  once its record is written to exitscope-PID.jsonl; it prints the text block,\n"
+	"  whatever --format the program runs with, or with --json the record line\n";
 static const char g_reset_usage[] =
 	"usage: exitscope reset PID\n"
 	"  close a window in process PID silently: a new window starts now\n";
@@ -99,9 +510,14 @@ static const char g_reset_usage[] =
 int cmd_dump(int argc, char **argv)
 {
 	pid_t pid;
+	bool json = argc >= 2 && !strcmp(argv[1], "--json");
 	if (wants_help(argc, argv)) {
 		fputs(g_dump_usage, stdout);
 		return XS_EXIT_OK;
+	}
+	if (json) {
+		argc--;
+		argv++;
 	}
 	if (argc < 2 || argc > 3 || parse_pid(argv[1], &pid) < 0) {
 		fputs(g_dump_usage, stderr);
@@ -112,8 +528,9 @@ int cmd_dump(int argc, char **argv)
 		xs_error("dump: a label is one line of at most 120 bytes");
 		return XS_EXIT_USAGE;
 	}
-	snprintf(line, sizeof(line), "dump%s%s\n", argc == 3 ? " " : "", argc == 3 ? argv[2] : "");
-	return send_command(pid, line);
+	snprintf(line, sizeof(line), "%s%s%s\n", json ? "dump-json" : "dump", argc == 3 ? " " : "",
+		 argc == 3 ? argv[2] : "");
+	return send_command(pid, line, json ? ANSWER_JSON : ANSWER_TEXT);
 }
 
 int cmd_reset(int argc, char **argv)
@@ -127,5 +544,5 @@ int cmd_reset(int argc, char **argv)
 		fputs(g_reset_usage, stderr);
 		return XS_EXIT_USAGE;
 	}
-	return send_command(pid, "reset\n");
+	return send_command(pid, "reset\n", ANSWER_NONE);
 }

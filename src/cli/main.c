@@ -13,7 +13,7 @@ static const struct command {
 	const char *help;
 } g_commands[] = {
 	{ "run", cmd_run, "run [OPTIONS] -- PROGRAM [ARG...]   run PROGRAM behind the boundary" },
-	{ "dump", cmd_dump, "dump PID [LABEL]                     close a window in process PID and print it" },
+	{ "dump", cmd_dump, "dump [--json] PID [LABEL]            close a window in process PID and print it" },
 	{ "reset", cmd_reset, "reset PID                            close a window silently (a new one starts)" },
 	{ "diff", cmd_diff, "diff [--total] [--json] A B          compare two records (FILE.jsonl[:SEQ])" },
 	{ "report", cmd_report, "report [--json|--html] FILE.jsonl    table of all windows of a run" },

@@ -285,3 +285,8 @@ void xs_window_format(struct xs_window *w, struct xs_buf *json, struct xs_buf *t
 	else if (g_config.format == XS_FORMAT_GRAMINE)
 		format_gramine(w, text);
 }
+
+void xs_window_format_text(struct xs_window *w, struct xs_buf *text)
+{
+	format_text(w, text);
+}

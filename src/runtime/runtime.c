@@ -256,7 +256,10 @@ bool xs_fd_first_arg(long nr)
 }
 
 uint64_t g_fd_watch[16];
-static int g_runtime_fds[16];
+/* the log, the output directory, the record file, the task directory, a
+ * profile, the service thread's (socket, spare, timer, eventfd, up to 12
+ * control connections: control.c) */
+static int g_runtime_fds[32];
 static int g_runtime_fd_count;
 
 void xs_fd_watch(int fd, bool on)
@@ -290,7 +293,7 @@ int xs_runtime_fd_adopt(long fd)
 
 void xs_runtime_fd_add(int fd)
 {
-	if (g_runtime_fd_count < 16)
+	if (g_runtime_fd_count < (int)(sizeof(g_runtime_fds) / sizeof(g_runtime_fds[0])))
 		g_runtime_fds[g_runtime_fd_count++] = fd;
 	xs_fd_watch(fd, true);
 }

@@ -291,10 +291,18 @@ void xs_window_unlock(void);
  * stack, which may be a small alternate signal stack. Hold the window
  * lock. Returns what fn returns. */
 long xs_on_boundary_stack(long (*fn)(void *), void *arg);
-/* Close a window now and record it (service thread, /dev/exitscope): the
- * text goes to out if not NULL, else to the log. 0 or a negative errno. */
+/* What closing a window shows, and where. */
+enum xs_show {
+	XS_SHOW_LOG,	/* the log, in the --format the user chose */
+	XS_SHOW_NONE,	/* nothing (reset) */
+	XS_SHOW_TEXT,	/* the text block, appended to out, whatever --format says */
+	XS_SHOW_JSON,	/* the record line, appended to out */
+};
+/* Close a window now and record it (service thread, /dev/exitscope),
+ * showing it as show says (out is used by XS_SHOW_TEXT and XS_SHOW_JSON
+ * only). 0 or a negative errno. */
 int xs_window_close(const char *reason, const char *label, const struct xs_counters *caller,
-		    struct xs_buf *out, bool silent);
+		    struct xs_buf *out, enum xs_show show);
 /* Append a record line to the process's file, after any earlier lines that
  * could not be written; what fails now is kept for the next try (window
  * lock held). 0 or a negative errno. */
@@ -332,8 +340,15 @@ const char *xs_control_signal_name(void);
 int xs_control_start(void);
 void xs_control_give_up_signal(void);
 void xs_control_poke(void);
-/* Run a control command line ("dump [LABEL]", "reset"): the closed
- * window's number, -EINVAL for an unknown command, or another -errno. */
+/* Replace the control socket with a fresh one, listened on with the
+ * calling thread's current credentials (the service thread calls it after
+ * it follows the program's credential change). 0 or a negative errno (the
+ * old socket then stays). */
+int xs_control_rebind(void);
+/* Run a control command line ("dump [LABEL]", "reset", and with out only
+ * "dump-json [LABEL]"): the closed window's number, -EINVAL for an unknown
+ * command, or another -errno. A dump's text block (dump-json: its record
+ * line) goes to out if not NULL, else to the log per --format. */
 int xs_control_command(const char *line, const char *reason, struct xs_buf *out);
 
 /* ---- creds.c: the service thread follows the program's credentials ---- */
@@ -360,6 +375,8 @@ void xs_format_thread(struct xs_buf *b, int tid, const char *comm, bool exited,
 		      const struct xs_counters *window, const struct xs_counters *total);
 /* Append the record line (JSON) and the log block (text, per g_config). */
 void xs_window_format(struct xs_window *w, struct xs_buf *json, struct xs_buf *text);
+/* Append the text block, whatever g_config.format says (exitscope dump). */
+void xs_window_format_text(struct xs_window *w, struct xs_buf *text);
 
 /* ---- runtime.c: configuration, files, the log ---- */
 struct xs_config {

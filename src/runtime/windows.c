@@ -373,7 +373,7 @@ struct close_args {
 	const char *reason, *label;
 	const struct xs_counters *caller;
 	struct xs_buf *out;
-	bool silent;
+	enum xs_show show;
 };
 
 static long close_locked(void *arg)
@@ -386,14 +386,14 @@ static long close_locked(void *arg)
 	g_json.len = g_text.len = 0;
 	g_json.failed = g_text.failed = false;
 	w->has_profile = xs_profile_close_window(w->profile_file, &w->profile_samples);
-	xs_window_format(w, &g_json, &g_text);
+	xs_window_format(w, &g_json, c->show == XS_SHOW_LOG ? &g_text : NULL);
 	int r = g_json.failed ? -ENOMEM : xs_window_write_record(w->pid, &g_json);
-	if (!c->silent) {
-		if (c->out)
-			xs_buf_addn(c->out, g_text.data, g_text.len);
-		else if (g_text.len)
-			xs_log_buf(g_text.data, g_text.len);
-	}
+	if (c->show == XS_SHOW_LOG && g_text.len)
+		xs_log_buf(g_text.data, g_text.len);
+	else if (c->show == XS_SHOW_TEXT && c->out)
+		xs_window_format_text(w, c->out);
+	else if (c->show == XS_SHOW_JSON && c->out)
+		xs_buf_addn(c->out, g_json.data, g_json.len);
 	xs_window_commit(w);
 	xs_profile_open_window(g_proc->seq);
 	xs_window_free(w);
@@ -401,9 +401,9 @@ static long close_locked(void *arg)
 }
 
 int xs_window_close(const char *reason, const char *label, const struct xs_counters *caller,
-		    struct xs_buf *out, bool silent)
+		    struct xs_buf *out, enum xs_show show)
 {
-	struct close_args c = { reason, label, caller, out, silent };
+	struct close_args c = { reason, label, caller, out, show };
 	xs_window_lock();
 	int r = (int)xs_on_boundary_stack(close_locked, &c);
 	xs_window_unlock();

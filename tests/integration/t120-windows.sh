@@ -235,9 +235,12 @@ for mode in block ignore; do
 
   # an unknown command: an error reply, nothing changes
   reply=$(python3 - "$pid" <<'EOF'
-import socket, sys
+import re, socket, sys
+# the runtime's name is "@exitscope-PID-<16 random hex digits>"
+pat = re.compile(r"^@exitscope-%s-[0-9a-f]{16}$" % sys.argv[1])
+name = [l.split()[-1] for l in open("/proc/net/unix") if pat.match(l.split()[-1])][0]
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.connect("\0exitscope-" + sys.argv[1])
+s.connect("\0" + name[1:])
 s.sendall(b"frobnicate now\n")
 s.shutdown(socket.SHUT_WR)
 data = b""
