@@ -15,8 +15,11 @@ CFLAGS  ?= -O2 -g
 override CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc -I$(O)/gen -MMD -MP
 # The runtime is a guest inside someone else's process: no stack protector
 # (it runs before and beside the program's TLS set-up), hidden symbols.
+# -Wstack-usage: no runtime function may take more than 8 KiB of stack (a
+# frame that large would overflow the service thread or a program stack;
+# the deep paths run on the boundary stack, see windows.c).
 RT_CFLAGS := -fPIC -fvisibility=hidden -fno-stack-protector -fno-builtin -ftls-model=initial-exec \
-             -fno-omit-frame-pointer
+             -fno-omit-frame-pointer -Wstack-usage=8192
 RT_LDFLAGS := -shared -Wl,--version-script=src/runtime/exports.map -Wl,-z,now -Wl,-z,noexecstack
 
 COMMON_SRC  := $(wildcard src/common/*.c)

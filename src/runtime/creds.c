@@ -40,6 +40,7 @@ static struct {
 	volatile uint32_t applied;	/* requests the service thread has served */
 	struct creds want;		/* the latest request */
 	struct creds have;		/* the service thread's copy while applying */
+	struct creds now;		/* ...and what it has after (too big for a stack) */
 } *g_creds;
 
 /* The calling thread's credentials. */
@@ -100,7 +101,7 @@ void xs_creds_changed(struct xs_thread *t)
 static bool apply(const struct creds *c)
 {
 	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct creds now;
+	struct creds *now = &g_creds->now;
 	xs_sys5(SYS_prctl, PR_SET_KEEPCAPS, 1, 0, 0, 0);
 	xs_sys2(SYS_setgroups, c->ngroups, c->groups);
 	xs_sys3(SYS_setresgid, c->rgid, c->egid, c->sgid);
@@ -109,8 +110,8 @@ static bool apply(const struct creds *c)
 	xs_sys1(SYS_setfsgid, c->fsgid);
 	xs_sys1(SYS_setfsuid, c->fsuid);
 	xs_sys5(SYS_prctl, PR_SET_KEEPCAPS, 0, 0, 0, 0);
-	capture(&now);
-	return creds_size(&now) == creds_size(c) && !memcmp(&now, c, creds_size(c));
+	capture(now);
+	return creds_size(now) == creds_size(c) && !memcmp(now, c, creds_size(c));
 }
 
 bool xs_creds_follow(void)
