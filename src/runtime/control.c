@@ -10,7 +10,9 @@
  *     `exitscope dump --json PID [LABEL]` and `exitscope reset PID`, and
  *     the connections it accepted (see below);
  *   - the interval timer (--interval MS);
- *   - an eventfd the program's threads poke when dead threads pile up.
+ *   - an eventfd the program's threads poke: credentials to follow
+ *     (creds.c), a thread ending in seccomp's strict mode (tasks.c), dead
+ *     threads piling up.
  * It is a raw clone without TLS of its own, with every signal blocked and
  * without dispatch: invisible to the program, its calls are never counted.
  * It uses only the runtime's raw calls. Fork children start their own.
@@ -648,6 +650,8 @@ int xs_control_start(void)
 	xs_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8);
 	long r = service_clone((char *)stack + SERVICE_STACK_SIZE);
 	xs_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
+	if (r > 0)
+		g_service_tid = (int)r;	/* now, not when it first runs: see creds.c */
 	return r < 0 ? (int)r : 0;
 }
 
