@@ -1,6 +1,6 @@
 /*
  * Record files for diff and report: line-by-line reading with getline,
- * JSON parsing, and checking each record against the format in DESIGN.md
+ * JSON parsing, and checking each record against the format in docs/DESIGN.md
  * so that the commands can trust every field they print. Unknown fields
  * are ignored (newer runtimes may add some); missing or mistyped ones make
  * the line corrupt. Also the small output layer both commands share.

@@ -1,6 +1,6 @@
 /*
  * Reading exitscope-PID.jsonl record files (one JSON window record per
- * line, see DESIGN.md) for the diff and report commands, and the output
+ * line, see docs/DESIGN.md) for the diff and report commands, and the output
  * helpers they share: a realloc-backed xs_buf and a few column formatters.
  *
  * Ownership: a struct xs_record owns its parsed document and syscall

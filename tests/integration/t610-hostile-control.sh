@@ -215,6 +215,9 @@ check "$name: the log says once that the program holds every descriptor" \
 kill "$cpid" 2>/dev/null; wait "$cpid" 2>/dev/null
 stop_target
 check "$name: the program ran to its end" grep -q '^getppid=' "$dir.stdout"
+expect_val "$name: its file ends with the exit record, written while it held every descriptor" exit \
+  "$(tail -n 1 "$file" 2>/dev/null | jq -r .reason)"
+check "$name: the exit's text block is on the log" grep -q "^----- exitscope stats for process $pid (window #2, exit" "$dir.stderr"
 
 # ---------------------------------------------------------------------------
 # 20 idle connections and a dump.
