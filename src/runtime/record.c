@@ -194,13 +194,9 @@ static void format_syscall_table(struct xs_window *w, struct xs_buf *b)
 	syscall_row(b, all_ns, all_ns, all_calls, all_errors, "total");
 }
 
-static void format_text(struct xs_window *w, struct xs_buf *b)
+/* "REASON[, label "…"], S s": what closed the window, and its length. */
+static void window_heading(struct xs_window *w, struct xs_buf *b)
 {
-	xs_buf_add(b, "----- exitscope stats for process ");
-	xs_buf_u64(b, (uint64_t)w->pid, 0);
-	xs_buf_add(b, " (window #");
-	xs_buf_u64(b, w->seq, 0);
-	xs_buf_add(b, ", ");
 	xs_buf_add(b, reason_shown(w->reason));
 	if (w->has_label) {
 		xs_buf_add(b, ", label ");
@@ -208,7 +204,18 @@ static void format_text(struct xs_window *w, struct xs_buf *b)
 	}
 	xs_buf_add(b, ", ");
 	xs_buf_fixed(b, w->duration_ns / 1000000, 3, 0);
-	xs_buf_add(b, " s) -----\n");
+	xs_buf_add(b, " s");
+}
+
+static void format_text(struct xs_window *w, struct xs_buf *b)
+{
+	xs_buf_add(b, "----- exitscope stats for process ");
+	xs_buf_u64(b, (uint64_t)w->pid, 0);
+	xs_buf_add(b, " (window #");
+	xs_buf_u64(b, w->seq, 0);
+	xs_buf_add(b, ", ");
+	window_heading(w, b);
+	xs_buf_add(b, ") -----\n");
 	xs_buf_add(b, "                          window         total\n");
 	text_row(b, "exits", w->window.exits, w->total.exits);
 	text_row(b, "enters", w->window.enters, w->total.enters);
@@ -257,14 +264,8 @@ static void format_gramine(struct xs_window *w, struct xs_buf *b)
 		xs_buf_add(b, " of process ");
 		xs_buf_u64(b, (uint64_t)w->pid, 0);
 		xs_buf_add(b, " (");
-		xs_buf_add(b, reason_shown(w->reason));
-		if (w->has_label) {
-			xs_buf_add(b, ", label ");
-			xs_buf_json_str(b, w->label);
-		}
-		xs_buf_add(b, ", ");
-		xs_buf_fixed(b, w->duration_ns / 1000000, 3, 0);
-		xs_buf_add(b, " s): this window -----\n");
+		window_heading(w, b);
+		xs_buf_add(b, "): this window -----\n");
 		gramine_counts(b, &w->window);
 	}
 	if (at_exit) {
