@@ -78,9 +78,16 @@ void xs_creds_changed(struct xs_thread *t)
 	xs_block_all_signals(&old);
 	xs_spin_lock(&g_creds->lock);
 	capture(&g_creds->want);
-	uint32_t mine = ++g_creds->wanted;
+	/* nothing new since the set the service thread took last (glibc's
+	 * setxid broadcast makes every thread ask for the same set) */
+	bool same = g_creds->applied == g_creds->wanted && g_creds->wanted &&
+		    creds_size(&g_creds->want) == creds_size(&g_creds->have) &&
+		    !memcmp(&g_creds->want, &g_creds->have, creds_size(&g_creds->want));
+	uint32_t mine = same ? g_creds->wanted : ++g_creds->wanted;
 	xs_spin_unlock(&g_creds->lock);
 	xs_restore_signals(&old);
+	if (same)
+		return;
 	xs_control_poke();
 	/* Wait (bounded: the service thread may be stuck behind a process
 	 * end) until it has served this request or a later one. */
