@@ -126,10 +126,11 @@ for c in $commands; do
   if grep -q "^\.Cm $c\$" docs/exitscope.1 && grep -q "^\.Ss $c\$" docs/exitscope.1; then ok "the man page documents $c"
   else fail "the man page documents $c"; fi
 done
+missing=
 for o in $(sed -n 's/^ *\(-[a-zA-Z]\), \(--[a-z-]*\).*/\2/p; s/^ *\(--[a-z-]*\) .*/\1/p' <("$XS" run --help)); do
-  grep -q -- "\\\\-${o#--}" docs/exitscope.1 || grep -q -- "-${o#--}" docs/exitscope.1 || missing="$missing $o"
+  grep -q -- "-${o#--}" docs/exitscope.1 2>/dev/null || missing="$missing $o"
 done
-expect_eq "the man page names every run option" "" "${missing:-}"
+expect_eq "the man page names every run option" "" "$missing"
 
 # ---- every path the documents name exists (or the build makes it) ----
 # Repository paths: links [..](path) and `code` spans starting with a top
