@@ -5,7 +5,7 @@
 #   make asan       unit tests and torture targets under ASan/UBSan (CLI + unit tests)
 #   make valgrind   unit tests under valgrind
 #   make bench      benchmarks (see bench/)
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local [DESTDIR=/staging]   (uninstall: the same with make uninstall)
 
 CC      ?= cc
 PREFIX  ?= /usr/local
@@ -100,14 +100,27 @@ valgrind: all
 bench: all
 	bench/run
 
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/exitscope $(DESTDIR)$(PREFIX)/include
+# The binary finds the runtime at ../lib/exitscope/ from its own directory.
+MANDIR    ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+INSTALLED := $(PREFIX)/bin/exitscope $(PREFIX)/lib/exitscope/libexitscope.so $(PREFIX)/include/exitscope.h \
+             $(MANDIR)/man1/exitscope.1 $(BASHCOMPDIR)/exitscope
+
+install: $(O)/exitscope $(O)/lib/libexitscope.so
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/exitscope $(DESTDIR)$(PREFIX)/include \
+	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)
 	install -m 755 $(O)/exitscope $(DESTDIR)$(PREFIX)/bin/exitscope
 	install -m 755 $(O)/lib/libexitscope.so $(DESTDIR)$(PREFIX)/lib/exitscope/libexitscope.so
 	install -m 644 include/exitscope.h $(DESTDIR)$(PREFIX)/include/exitscope.h
+	install -m 644 docs/exitscope.1 $(DESTDIR)$(MANDIR)/man1/exitscope.1
+	install -m 644 completions/exitscope.bash $(DESTDIR)$(BASHCOMPDIR)/exitscope
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	-rmdir $(DESTDIR)$(PREFIX)/lib/exitscope
 
 clean:
 	rm -rf build build-asan
 
-.PHONY: all test demo asan valgrind bench install clean
+.PHONY: all test demo asan valgrind bench install uninstall clean
 -include $(shell find $(O) -name '*.d' 2>/dev/null)

@@ -8,10 +8,12 @@ rm -rf "$out"; mkdir -p "$out"
 echo "\$ exitscope run -o build/demo-out -- build/demo/demo"
 "$root/build/exitscope" run -o "$out" -- "$root/build/demo/demo"
 echo
-echo "records written (one JSON object per closed window):"
+echo "records written (one JSON object per closed window; \"cumulative\" is the process total so far):"
 for f in "$out"/exitscope-*.jsonl; do
   if command -v jq >/dev/null; then
-    jq -r --arg f "${f#"$root"/}" '"  \($f): seq \(.seq) reason=\(.reason) exits=\(.total.exits) enters=\(.total.enters) threads=\(.threads | length) top=\(.window.syscalls | to_entries | max_by(.value.calls) | .key)"' "$f"
+    # the window's own numbers, as the block above shows them; the running
+    # total (the block's right-hand column) is labelled as such
+    jq -r --arg f "${f#"$root"/}" '"  \($f): seq \(.seq) \(.reason)\(if .label then " \"\(.label)\"" else "" end): this window exits=\(.window.exits) enters=\(.window.enters) threads=\(.threads | length) top=\(.window.syscalls | to_entries | max_by(.value.calls) | .key); cumulative exits=\(.total.exits)"' "$f"
   else
     echo "  ${f#"$root"/}: $(wc -l < "$f") record(s)"
   fi

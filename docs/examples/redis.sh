@@ -13,6 +13,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(mkdir -p "${1:-$root/docs/examples}" && cd "${1:-$root/docs/examples}" && pwd)
 XS=${XS:-$root/build/exitscope}
+case $XS in */*) XS=$(cd "$(dirname "$XS")" && pwd)/$(basename "$XS") ;; esac   # the report runs from OUTDIR
 run=$out/redis-run
 rm -rf "$run" && mkdir -p "$run"
 port=$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -32,7 +33,9 @@ redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
 wait "$pid" || true
 trap - EXIT
 jsonl=$run/exitscope-$pid.jsonl
-"$XS" report --html "$jsonl" -o "$out/redis-report.html"
+# from OUTDIR with a relative name: the page shows the record file's path
+# as given, and a committed example carries no path of the machine that made it
+(cd "$out" && "$XS" report --html "redis-run/exitscope-$pid.jsonl" -o redis-report.html)
 workload_seq=$(jq -r 'select(.label == "workload") | .seq' "$jsonl")
 "$XS" flame --per-thread --title "redis-server: the workload window (SET/GET, 16 pipelined)" \
   "$run/exitscope-$pid-$workload_seq.data" -o "$out/redis-workload.svg"

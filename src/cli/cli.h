@@ -5,6 +5,10 @@
 #ifndef XS_CLI_H
 #define XS_CLI_H
 
+#include <getopt.h>
+
+#define XS_VERSION "0.1.0"
+
 enum xs_status {
 	XS_EXIT_OK = 0,
 	XS_EXIT_DATA = 1,		/* diff/report: unreadable or corrupt record file,
@@ -28,5 +32,13 @@ int cmd_flame(int argc, char **argv);
 
 /* Print "exitscope: MSG" to stderr. */
 void xs_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * After getopt_long (with opterr = 0) returned '?' in command CMD: say what
+ * was wrong the way GNU tools do ("unrecognized option '--foo'", "invalid
+ * option -- 'x'", "option requires an argument -- 'o'") and point at
+ * 'exitscope CMD --help'. Returns XS_EXIT_USAGE.
+ */
+int xs_bad_option(const char *cmd, char **argv, const char *shortopts, const struct option *longopts);
 
 #endif

@@ -498,6 +498,20 @@ static bool wants_help(int argc, char **argv)
 	return argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"));
 }
 
+/* An option dump or reset does not know (a pid is never negative): the
+ * conventional message, or 0 when argv[1] is no option. */
+static int bad_option(const char *cmd, int argc, char **argv)
+{
+	if (argc < 2 || argv[1][0] != '-' || !argv[1][1])
+		return 0;
+	if (argv[1][1] == '-')
+		xs_error("unrecognized option '%s'", argv[1]);
+	else
+		xs_error("invalid option -- '%c'", argv[1][1]);
+	fprintf(stderr, "Try 'exitscope %s --help'.\n", cmd);
+	return XS_EXIT_USAGE;
+}
+
 static const char g_dump_usage[] =
 	"usage: exitscope dump [--json] PID [LABEL]\n"
 	"  close a window in process PID (running under exitscope), print it, and return\n"
@@ -519,6 +533,9 @@ int cmd_dump(int argc, char **argv)
 		argc--;
 		argv++;
 	}
+	int bad = bad_option("dump", argc, argv);
+	if (bad)
+		return bad;
 	if (argc < 2 || argc > 3 || parse_pid(argv[1], &pid) < 0) {
 		fputs(g_dump_usage, stderr);
 		return XS_EXIT_USAGE;
@@ -540,6 +557,9 @@ int cmd_reset(int argc, char **argv)
 		fputs(g_reset_usage, stdout);
 		return XS_EXIT_OK;
 	}
+	int bad = bad_option("reset", argc, argv);
+	if (bad)
+		return bad;
 	if (argc != 2 || parse_pid(argv[1], &pid) < 0) {
 		fputs(g_reset_usage, stderr);
 		return XS_EXIT_USAGE;

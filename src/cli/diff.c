@@ -459,8 +459,7 @@ int cmd_diff(int argc, char **argv)
 			fputs(g_diff_usage, stdout);
 			return xs_cli_finish_stdout();
 		default:
-			xs_error("diff: unknown option '%s'; see 'exitscope diff --help'", argv[optind - 1]);
-			return XS_EXIT_USAGE;
+			return xs_bad_option("diff", argv, "h", longopts);
 		}
 	}
 	if (argc - optind != 2) {

@@ -111,9 +111,7 @@ int cmd_flame(int argc, char **argv)
 			fputs(g_flame_usage, stdout);
 			return xs_cli_finish_stdout();
 		default:
-			xs_error("flame: unknown option or missing value '%s'; see 'exitscope flame --help'",
-				 argv[optind - 1]);
-			return XS_EXIT_USAGE;
+			return xs_bad_option("flame", argv, "o:th", longopts);
 		}
 	}
 	if (argc - optind != (diff ? 2 : 1)) {

@@ -276,8 +276,13 @@ void xs_flame_svg(struct xs_buf *out, const struct xs_fold *f, const struct xs_f
 		xs_cli_addf(out, "; %llu stacks cut at %d frames", (unsigned long long)f->truncated_stacks, XS_FOLD_MAX_DEPTH);
 	xs_buf_add(out, "</text>\n");
 	xs_cli_addf(out, "<text class=\"reset\" x=\"%d\" y=\"22\" style=\"display:none\">Reset zoom</text>\n", PAD);
-	xs_cli_addf(out, "<text class=\"search\" x=\"%u\" y=\"22\" text-anchor=\"end\">Search</text>\n", width - PAD);
-	xs_cli_addf(out, "<text class=\"matched\" x=\"%u\" y=\"%d\" text-anchor=\"end\"> </text>\n", width - PAD, height - 9);
+	if (style->standalone) {
+		/* an embedded graph has its page's search box instead: one control */
+		xs_cli_addf(out, "<text class=\"search\" x=\"%u\" y=\"22\" text-anchor=\"end\">Search</text>\n",
+			    width - PAD);
+		xs_cli_addf(out, "<text class=\"matched\" x=\"%u\" y=\"%d\" text-anchor=\"end\"> </text>\n",
+			    width - PAD, height - 9);
+	}
 	xs_cli_addf(out, "<text class=\"details\" x=\"%d\" y=\"%d\"> </text>\n<g class=\"frames\">\n", PAD, height - 9);
 	if (total)
 		for (size_t i = 0; i < f->node_count; i++)

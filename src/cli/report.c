@@ -300,9 +300,7 @@ int cmd_report(int argc, char **argv)
 			fputs(g_report_usage, stdout);
 			return xs_cli_finish_stdout();
 		default:
-			xs_error("report: unknown option or missing value '%s'; see 'exitscope report --help'",
-				 argv[optind - 1]);
-			return XS_EXIT_USAGE;
+			return xs_bad_option("report", argv, "o:h", longopts);
 		}
 	}
 	if (argc - optind != 1) {

@@ -333,7 +333,10 @@ static void flame_graph(struct xs_buf *out, const struct xs_run *run, const stru
 		why = "out of memory";
 	else if (fd >= 0 && xs_fold_read_fd(&f, 0, fd, true) < 0)
 		why = f.msg;
-	if (!why) {
+	if (!why && !f.nodes[0].total[0]) {
+		/* a window too short for the sampling rate: say so, not an empty box */
+		xs_buf_add(out, "<p class=\"nosamples\">no samples in this window</p>\n");
+	} else if (!why) {
 		char title[160];
 		snprintf(title, sizeof(title), "window %llu, %llu samples, one tower per thread",
 			 (unsigned long long)r->seq, (unsigned long long)f.nodes[0].total[0]);

@@ -18,12 +18,15 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 #include "cli/cli.h"
 
 static const char g_run_usage[] =
 	"usage: exitscope run [OPTIONS] [--] PROGRAM [ARG...]\n"
-	"  -o, --output-dir DIR   where exitscope-PID.jsonl records go (default: .)\n"
+	"  -o, --output-dir DIR   where exitscope-PID.jsonl records go (default: .); a real,\n"
+	"                         writable directory (not /proc, sysfs or another pseudo filesystem)\n"
+	"  -n, --no-records       write no files: the windows go to the log only (not with -o or -p)\n"
 	"  -p, --profile          sample a CPU profile into exitscope-PID-N.data (perf.data) per window\n"
 	"  -F, --frequency HZ     samples per second of each thread's CPU time (default 199, at most 1000)\n"
 	"  -g, --call-graph MODE  dwarf (default: unwinds through Debian's libc) | fp | none\n"
@@ -31,7 +34,9 @@ static const char g_run_usage[] =
 	"  -i, --interval MS      also close a window every MS milliseconds\n"
 	"      --format FMT       text (default) | gramine | none: what the log shows\n"
 	"      --log FILE         write the log to FILE instead of the program's stderr\n"
-	"  -h, --help             this text\n";
+	"  -h, --help             this text\n"
+	"The status is the program's own. exitscope's own refusals are 2 (usage) and 121-127,\n"
+	"each with one line 'exitscope: ...' on stderr before the program would start.\n";
 
 /* The control signal by name (USR1, SIGUSR1, RTMIN+3), number, or "none"
  * (0); -1 when it cannot be the runtime's. */
@@ -223,6 +228,59 @@ static int open_log(const char *log)
 	return fd;
 }
 
+/*
+ * Pseudo filesystems take a directory's checks (a root shell may write to
+ * /proc) and then lose every record: refuse them by the kind of filesystem.
+ */
+static const char *pseudo_fs(long type)
+{
+	static const struct { long magic; const char *name; } kinds[] = {
+		{ 0x9fa0, "proc" }, { 0x62656572, "sysfs" }, { 0x64626720, "debugfs" },
+		{ 0x74726163, "tracefs" }, { 0x27e0eb, "cgroup" }, { 0x63677270, "cgroup2" },
+		{ 0x73636673, "securityfs" }, { 0xcafe4a11, "bpf" }, { 0x1cd1, "devpts" },
+		{ 0x6165676c, "pstore" }, { 0x62656570, "configfs" }, { 0x65735543, "fusectl" },
+		{ 0xf97cff8c, "selinuxfs" }, { 0xde5e81e4, "efivarfs" }, { 0x19800202, "mqueue" },
+		{ 0x6e736673, "nsfs" }, { 0x42494e4d, "binfmt_misc" }, { 0x50495045, "pipefs" },
+		{ 0x534f434b, "sockfs" }, { 0x958458f6, "hugetlbfs" },
+	};
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if ((unsigned long)type == (unsigned long)kinds[i].magic)
+			return kinds[i].name;
+	return NULL;
+}
+
+/* DIR as an absolute path in absdir if records can be written there; else
+ * -1 after saying which path and why. */
+static int check_output_dir(const char *dir, char *absdir)
+{
+	struct stat st;
+	struct statfs fs;
+	if (!realpath(dir, absdir)) {
+		xs_error("output directory '%s': %s", dir, strerror(errno));
+		return -1;
+	}
+	if (stat(absdir, &st) < 0 || statfs(absdir, &fs) < 0) {
+		xs_error("output directory '%s': %s", dir, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		xs_error("output directory '%s': not a directory%s", dir,
+			 S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? " but a device" : "");
+		return -1;
+	}
+	const char *pseudo = pseudo_fs((long)fs.f_type);
+	if (pseudo) {
+		xs_error("output directory '%s': on a %s filesystem, which holds no record files; "
+			 "give a real, writable directory", dir, pseudo);
+		return -1;
+	}
+	if (access(absdir, W_OK | X_OK) < 0) {
+		xs_error("output directory '%s' is not writable: %s", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int set_env(const char *name, const char *value)
 {
 	if (setenv(name, value, 1) < 0) {
@@ -243,19 +301,21 @@ int cmd_run(int argc, char **argv)
 		{ "frequency", required_argument, NULL, 'F' },
 		{ "call-graph", required_argument, NULL, 'g' },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "no-records", no_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *dir = ".", *format = "text", *log = NULL;
+	const char *dir = NULL, *format = "text", *log = NULL;
 	int ctl_signal = SIGUSR1;
-	bool profile = false;
+	bool profile = false, records = true;
 	const char *call_graph = "dwarf";
 	unsigned long frequency = 199;
 	unsigned long interval = 0;
 	int c;
 
+	static const char shortopts[] = "+o:s:i:pnF:g:h";
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+o:s:i:pF:g:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			dir = optarg;
@@ -280,6 +340,9 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'p':
 			profile = true;
+			break;
+		case 'n':
+			records = false;
 			break;
 		case 'F': {
 			char *end;
@@ -313,18 +376,18 @@ int cmd_run(int argc, char **argv)
 			fputs(g_run_usage, stdout);
 			return XS_EXIT_OK;
 		default:
-			if (optopt)
-				xs_error("option '-%c' %s", optopt,
-					 strchr("osiFg", optopt) ? "needs a value" : "is not known");
-			else
-				xs_error("option '%s' is not known or needs a value", argv[optind - 1]);
-			fputs(g_run_usage, stderr);
-			return XS_EXIT_USAGE;
+			return xs_bad_option("run", argv, shortopts, opts);
 		}
+	}
+	if (!records && (profile || dir)) {
+		xs_error("--no-records writes no files, so it does not go with %s",
+			 profile ? "--profile" : "--output-dir");
+		fprintf(stderr, "Try 'exitscope run --help'.\n");
+		return XS_EXIT_USAGE;
 	}
 	if (optind >= argc) {
 		xs_error("run: no program given");
-		fputs(g_run_usage, stderr);
+		fprintf(stderr, "Try 'exitscope run --help'.\n");
 		return XS_EXIT_USAGE;
 	}
 	char **prog_argv = argv + optind;
@@ -346,15 +409,8 @@ int cmd_run(int argc, char **argv)
 	}
 
 	char absdir[PATH_MAX];
-	struct stat st;
-	if (!realpath(dir, absdir) || stat(absdir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		xs_error("output directory '%s': %s", dir, errno ? strerror(errno) : "not a directory");
+	if (records && check_output_dir(dir ? dir : ".", absdir) < 0)
 		return XS_EXIT_OUTPUT;
-	}
-	if (access(absdir, W_OK | X_OK) < 0) {
-		xs_error("output directory '%s' is not writable: %s", dir, strerror(errno));
-		return XS_EXIT_OUTPUT;
-	}
 	int log_fd = -1;
 	if (log && (log_fd = open_log(log)) < 0)
 		return XS_EXIT_OUTPUT;
@@ -370,8 +426,11 @@ int cmd_run(int argc, char **argv)
 		 user_preload ? user_preload : "");
 	if ((user_preload && set_env("EXITSCOPE_PRELOAD_ORIG", user_preload)) ||
 	    set_env("LD_PRELOAD", preload) || set_env("EXITSCOPE_LIB", lib) ||
-	    set_env("EXITSCOPE_DIR", absdir) || set_env("EXITSCOPE_FORMAT", format))
+	    (records && set_env("EXITSCOPE_DIR", absdir)) || set_env("EXITSCOPE_FORMAT", format) ||
+	    set_env("EXITSCOPE_RECORDS", records ? "on" : "off"))
 		return XS_EXIT_INTERNAL;
+	if (!records)
+		unsetenv("EXITSCOPE_DIR");
 	char num[32];
 	if (log_fd >= 0) {
 		snprintf(num, sizeof(num), "%d", log_fd);

@@ -183,7 +183,7 @@ static void format_syscall_table(struct xs_window *w, struct xs_buf *b)
 		}
 		w->order[i] = (uint16_t)nr;
 	}
-	xs_buf_add(b, "  % time     seconds  usecs/call     calls    errors syscall      (this window)\n");
+	xs_buf_add(b, "  % time   wall secs  usecs/call     calls    errors syscall      (this window; wall time, as strace -c -w)\n");
 	xs_buf_add(b, g_rule);
 	char tmp[32];
 	for (int i = 0; i < n; i++) {

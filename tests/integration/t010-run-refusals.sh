@@ -43,7 +43,7 @@ if [ "$(id -u)" -ne 0 ]; then
   mkdir -p "$SCRATCH/ro"; chmod 555 "$SCRATCH/ro"
   run_status "refuses an unwritable output directory (124)" 124 "not writable" -o "$SCRATCH/ro" -- /bin/true
 fi
-run_status "bad option is a usage error (2)" 2 "not known" --bogus -- /bin/true
+run_status "bad option is a usage error (2)" 2 "unrecognized option '--bogus'" --bogus -- /bin/true
 run_status "missing program is a usage error (2)" 2 "no program" -o "$out"
 run_status "bad --signal is a usage error (2)" 2 "--signal" --signal KILL -- /bin/true
 run_status "bad --interval is a usage error (2)" 2 "--interval" --interval 0 -- /bin/true

@@ -73,6 +73,10 @@ var r = {};
 r.rows = Array.prototype.map.call(document.querySelectorAll('#windows-table tbody tr'), function (tr) { return tr.getAttribute('data-seq'); });
 r.charts = Array.prototype.map.call(document.querySelectorAll('svg.xs-chart'), function (s) { return s.getAttribute('data-seq'); });
 r.columns = document.querySelectorAll('svg.xs-timeseries g.col').length;
+r.nosamples = Array.prototype.map.call(document.querySelectorAll('section.window'), function (sec) {
+  var p = sec.querySelector('.flame .nosamples');
+  return p ? p.textContent : null;
+});
 r.flames = Array.prototype.map.call(document.querySelectorAll('section.window'), function (sec) {
   var svg = sec.querySelector('svg.xs-flame');
   if (!svg) return null;
@@ -123,9 +127,12 @@ check("report page: one chart per window", res.get("charts") == seqs, res.get("c
 timed = sum(1 for w in exp if w["duration"] > 0)
 check("report page: time series with one column per window (%d)" % timed, res.get("columns") == timed, res.get("columns"))
 flames = res.get("flames") or []
-profiled = [w for w in exp if w["shares"] is not None]
+profiled = [w for w in exp if w["shares"]]
 drawn = [f for f in flames if f]
-check("report page: a flame graph for each of the %d profiled windows" % len(profiled), len(drawn) == len(profiled))
+check("report page: a flame graph for each of the %d profiled windows with samples" % len(profiled), len(drawn) == len(profiled))
+empty = [str(w["seq"]) for w in exp if w["shares"] == {}]
+said = [str(w["seq"]) for w, t in zip(exp, res.get("nosamples") or []) if t == "no samples in this window"]
+check("report page: 'no samples in this window' for the %d profiled windows without samples" % len(empty), said == empty, said, empty)
 worst, where = 0, ""
 for f, w in zip(drawn, profiled):
     for name, share in w["shares"].items():
