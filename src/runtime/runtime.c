@@ -148,6 +148,8 @@ int xs_record_open(void)
 {
 	char name[64];
 	int pid = g_proc->pid;
+	if (g_config.no_records)
+		return 0;
 	if (g_record_fd >= 0 && g_record_pid == pid)
 		return 0;
 	if (g_record_fd >= 0) {
@@ -166,6 +168,8 @@ int xs_record_open(void)
 
 int xs_append_record(int pid, const char *data, size_t len)
 {
+	if (g_config.no_records)
+		return 0;	/* the log has it */
 	if (pid == g_proc->pid) {
 		int r = xs_record_open();	/* a refused file is tried again */
 		return r < 0 ? r : append_whole(g_record_fd, data, len);
@@ -509,7 +513,10 @@ int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int ha
 	else
 		add_var(store, ENV_PREFIX "LOG_FD", "none");
 	offs[k++] = store->len;
-	add_var_u64(store, ENV_PREFIX "DIR_FD", (uint64_t)g_dir_fd);
+	if (g_config.no_records)
+		add_var(store, ENV_PREFIX "RECORDS", "off");
+	else
+		add_var_u64(store, ENV_PREFIX "DIR_FD", (uint64_t)g_dir_fd);
 	if (record_fd_is_callers()) {
 		offs[k++] = store->len;
 		add_var_u64(store, ENV_PREFIX "RECORD_FD", (uint64_t)g_record_fd);
@@ -597,10 +604,16 @@ static void read_config(void)
 		if (g_config.log_fd >= 0)
 			xs_runtime_fd_add(g_config.log_fd);
 	}
+	v = getenv(ENV_PREFIX "RECORDS");
+	g_config.no_records = v && !strcmp(v, "off");
+	if (g_config.no_records)
+		g_config.profile = XS_PROFILE_OFF;	/* profiles are files too */
 	v = getenv(ENV_PREFIX "DIR_FD");
-	g_dir_fd = v ? xs_runtime_fd_adopt(strtol(v, NULL, 10))
-		     : xs_runtime_fd_adopt(xs_sys4(SYS_openat, AT_FDCWD, g_config.dir,
-						   O_PATH | O_DIRECTORY | O_CLOEXEC, 0));
+	if (v && !g_config.no_records)
+		g_dir_fd = xs_runtime_fd_adopt(strtol(v, NULL, 10));
+	else if (!g_config.no_records)
+		g_dir_fd = xs_runtime_fd_adopt(xs_sys4(SYS_openat, AT_FDCWD, g_config.dir,
+						       O_PATH | O_DIRECTORY | O_CLOEXEC, 0));
 	v = getenv(ENV_PREFIX "RECORD_FD");
 	if (v) {
 		/* same pid: the previous image's file (see xs_record_open) */

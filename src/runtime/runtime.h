@@ -385,6 +385,7 @@ struct xs_config {
 	char preload_orig[4096];
 	bool have_preload_orig;
 	int log_fd;			/* -1: no log */
+	bool no_records;		/* run --no-records: the log only, no files */
 	int signal;			/* control signal, 0: none */
 	enum { XS_PROFILE_OFF, XS_PROFILE_NONE, XS_PROFILE_FP, XS_PROFILE_DWARF } profile;
 	uint32_t frequency;		/* samples per second of thread CPU time */
