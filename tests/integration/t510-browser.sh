@@ -191,9 +191,12 @@ JS
 "$B" "$SCRATCH/flame.svg" "$SCRATCH/flame-check.js" >"$SCRATCH/flame.json"
 share=$(awk -F'\t' '{ k = split($1, f, ";"); if (k == 1) t += $2; n = f[k]; sub(/ \[.*$/, "", n); if (n == "main_phase1") s += $2 }
   END { if (t) printf "%.4f", s / t }' < <("$XS" flame --frames "$data"))
+# (on a loaded machine the worker may get no sample in the window: main_phase1
+# is then already full width, and the zoom can only keep it so)
 if jq -e --argjson s "${share:-0}" '(.console | length) == 0 and .result.error == null and
-    (.result.search - $s | fabs) <= 0.002 and .result.after > .result.before and
-    (.result.after - .result.full | fabs) < 0.5 and .result.hidden > 0 and (.result.matched | startswith("Matched: "))' \
+    (.result.search - $s | fabs) <= 0.002 and
+    (if $s < 0.999 then .result.after > .result.before and .result.hidden > 0 else .result.after >= .result.before end) and
+    (.result.after - .result.full | fabs) < 0.5 and (.result.matched | startswith("Matched: "))' \
     "$SCRATCH/flame.json" >/dev/null; then
   ok "flame SVG in the browser: no console message, search share $share, a click zooms to full width"
 else fail "flame SVG in the browser: no console message, search share $share, a click zooms to full width" "$(cat "$SCRATCH/flame.json")"; fi
