@@ -226,6 +226,10 @@ int xs_thread_activate(struct xs_thread *t)
 	xs_usage_thread(0, &t->usage_start, NULL);
 	xs_sys2(SYS_arch_prctl, ARCH_SET_GS, t);
 	xs_profile_thread_start(t);
+	/* Between its slot's allocation (by the parent, at clone) and here, a
+	 * thread has no tid and no usage base: a boundary must not list it
+	 * (its counts are all zero until now). */
+	__atomic_store_n(&t->active, 1, __ATOMIC_RELEASE);
 	return xs_dispatch_enable();
 }
 

@@ -83,6 +83,8 @@ struct xs_thread {
 	struct xs_thread *self;		/* %gs:0 */
 	volatile uint32_t seq;		/* odd while the owner updates counts */
 	volatile uint32_t state;	/* enum xs_slot_state */
+	volatile uint32_t active;	/* set once the thread has taken its block on:
+					 * only then do boundaries list it */
 	uint32_t kind;			/* enum xs_task_kind */
 	int tid;
 	int pid;			/* the process it counts for */

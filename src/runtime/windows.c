@@ -162,7 +162,8 @@ static void set_usage(struct xs_counters *c, const struct xs_usage *u)
 
 static bool listed(const struct xs_thread *t)
 {
-	return t->kind == XS_KIND_THREAD && t->state != XS_SLOT_FREE;
+	return t->kind == XS_KIND_THREAD && t->state != XS_SLOT_FREE &&
+	       __atomic_load_n(&t->active, __ATOMIC_ACQUIRE);
 }
 
 /* A thread's base, or zero for a thread born since the last boundary. */
