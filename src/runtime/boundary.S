@@ -30,6 +30,29 @@ xs_syscall6:
 	.cfi_endproc
 	.size xs_syscall6, .-xs_syscall6
 
+/* long xs_syscall6_prog(...): the program's own call. A signal for the
+ * program that interrupts it is seen at xs_prog_syscall_insn (the kernel
+ * wound rip back to restart it) or right after it (signals.c). */
+	.globl xs_syscall6_prog
+	.hidden xs_syscall6_prog
+	.globl xs_prog_syscall_insn
+	.hidden xs_prog_syscall_insn
+	.type xs_syscall6_prog,@function
+xs_syscall6_prog:
+	.cfi_startproc
+	movq %rdi, %rax
+	movq %rsi, %rdi
+	movq %rdx, %rsi
+	movq %rcx, %rdx
+	movq %r8, %r10
+	movq %r9, %r8
+	movq 8(%rsp), %r9
+xs_prog_syscall_insn:
+	syscall
+	ret
+	.cfi_endproc
+	.size xs_syscall6_prog, .-xs_syscall6_prog
+
 /* The sa_restorer of every handler the runtime installs. */
 	.globl xs_restorer
 	.hidden xs_restorer

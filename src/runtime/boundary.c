@@ -7,7 +7,9 @@
  *
  * The handler is installed with an empty mask and SA_NODEFER, so the
  * program's signals interrupt a blocking call it runs exactly as they would
- * interrupt the program (EINTR or restart, as the program chose).
+ * interrupt the program (EINTR or restart, as the program chose): they are
+ * held and delivered at the program's context when the call is done
+ * (signals.c). It runs on the thread's runtime stack (SA_ONSTACK).
  */
 #include <errno.h>
 #include <sys/mman.h>
@@ -159,7 +161,7 @@ static void strict_end(struct xs_thread *t, long nr, long slot, const long *a)
 
 /* Calls that install a signal mask while they wait: run them with a copy
  * that leaves the runtime's signals deliverable. */
-static long masked_wait(long nr, long *a, int mask_arg)
+static long masked_wait(long nr, long *a, int mask_arg, uint64_t *mask_out, bool *masked)
 {
 	uint64_t mask;
 	if (nr == SYS_pselect6) {
@@ -175,18 +177,22 @@ static long masked_wait(long nr, long *a, int mask_arg)
 			if (r < 0)
 				return r;
 			copy.ss = &mask;
+			*mask_out = mask;
+			*masked = true;
 		}
-		return xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], (long)&copy);
+		return xs_syscall6_prog(nr, a[0], a[1], a[2], a[3], a[4], (long)&copy);
 	}
 	long size = a[mask_arg + 1];	/* the sigset size follows the mask */
 	if (!a[mask_arg])
-		return xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		return xs_syscall6_prog(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	long r = xs_sig_sanitize_mask((void *)a[mask_arg], size, &mask);
 	if (r < 0)
 		return r;
+	*mask_out = mask;
+	*masked = true;
 	long b[6] = { a[0], a[1], a[2], a[3], a[4], a[5] };
 	b[mask_arg] = (long)&mask;
-	return xs_syscall6(nr, b[0], b[1], b[2], b[3], b[4], b[5]);
+	return xs_syscall6_prog(nr, b[0], b[1], b[2], b[3], b[4], b[5]);
 }
 
 /* With the sampler on, a new executable mapping is announced to the
@@ -194,14 +200,15 @@ static long masked_wait(long nr, long *a, int mask_arg)
  * so it cannot interrupt one.) */
 static long run_profiled(struct xs_thread *t, long nr, const long *a)
 {
-	long ret = xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	long ret = xs_syscall6_prog(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	if (ret >= 0 && ((nr == SYS_mmap && (a[2] & PROT_EXEC)) || (nr == SYS_mprotect && (a[2] & PROT_EXEC))))
 		xs_profile_map_event(t);
 	return ret;
 }
 
 /* Run call nr for the program; says whether its return is to be counted. */
-static enum xs_outcome run_call(struct xs_thread *t, long nr, long *a, ucontext_t *uc, uint64_t t0, long *ret)
+static enum xs_outcome run_call(struct xs_thread *t, long nr, long *a, ucontext_t *uc, uint64_t t0, long *ret,
+			       uint64_t *wait_mask, bool *masked)
 {
 	greg_t *r = uc->uc_mcontext.gregs;
 
@@ -213,15 +220,16 @@ static enum xs_outcome run_call(struct xs_thread *t, long nr, long *a, ucontext_
 		*ret = xs_sig_procmask(t, a[0], (void *)a[1], (void *)a[2], a[3], uc);
 		return XS_RETURNED;
 	case SYS_sigaltstack:
-		*ret = xs_sig_altstack((void *)a[0], (void *)a[1], uc);
+		*ret = xs_sig_altstack(t, (void *)a[0], (void *)a[1], uc);
 		return XS_RETURNED;
 	case SYS_rt_sigreturn:
 		/* The program's own restorer: return through the stub, with
 		 * the stack pointer at the program's frame. Never returns. */
+		xs_sig_sigreturn(t, uc);
 		r[REG_RIP] = (greg_t)xs_stub_sigreturn;
 		return XS_ELSEWHERE;
 	case SYS_rt_sigsuspend:
-		*ret = masked_wait(nr, a, 0);
+		*ret = masked_wait(nr, a, 0, wait_mask, masked);
 		return XS_RETURNED;
 	case SYS_rt_sigtimedwait:
 		xs_sig_check_wait((void *)a[0]);
@@ -231,14 +239,14 @@ static enum xs_outcome run_call(struct xs_thread *t, long nr, long *a, ucontext_
 		xs_sig_check_wait((void *)a[1]);
 		break;
 	case SYS_ppoll:
-		*ret = masked_wait(nr, a, 3);
+		*ret = masked_wait(nr, a, 3, wait_mask, masked);
 		return XS_RETURNED;
 	case SYS_pselect6:
-		*ret = masked_wait(nr, a, 5);
+		*ret = masked_wait(nr, a, 5, wait_mask, masked);
 		return XS_RETURNED;
 	case SYS_epoll_pwait:
 	case SYS_epoll_pwait2:
-		*ret = masked_wait(nr, a, 4);
+		*ret = masked_wait(nr, a, 4, wait_mask, masked);
 		return XS_RETURNED;
 	case SYS_clone:
 	case SYS_clone3:
@@ -299,7 +307,7 @@ static enum xs_outcome run_call(struct xs_thread *t, long nr, long *a, ucontext_
 		*ret = run_profiled(t, nr, a);
 		return XS_RETURNED;
 	}
-	*ret = xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	*ret = xs_syscall6_prog(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	return XS_RETURNED;
 }
 
@@ -360,16 +368,33 @@ count_and_run:;
 	long slot = (unsigned long)nr < XS_NR_SYSCALLS ? nr : XS_NR_OTHER;
 	uint64_t t0;
 	long ret = 0;
+	uint64_t wait_mask = 0;
+	bool masked = false;
 	count_exit(t, slot, &t0);
-	switch (run_call(t, nr, a, uc, t0, &ret)) {
+	switch (run_call(t, nr, a, uc, t0, &ret, &wait_mask, &masked)) {
 	case XS_RETURNED:
+		/* (a call the kernel restarts after the program's handler is
+		 * counted as strace counts it: twice, the first time failed) */
 		xs_count_return(t, slot, ret, t0);
 		r[REG_RAX] = ret;
+		if (XS_UNLIKELY(ret == -XS_ERESTART)) {
+			r[REG_RIP] -= 2;	/* the program's syscall instruction */
+			r[REG_RAX] = nr;
+		}
+		if (XS_UNLIKELY(ret == -XS_ETRAPPED)) {
+			r[REG_RAX] = nr;	/* the kernel's syscall_rollback */
+			xs_sig_deliver_trap(t, uc);
+		}
+		if (XS_UNLIKELY(t->held))
+			xs_sig_deliver_held(t, uc, masked ? &wait_mask : NULL);
 		break;
 	case XS_NEW_PROCESS:
 		r[REG_RAX] = ret;
+		t = xs_self();	/* the child's block */
+		t->held = 0;	/* (the kernel delivers them) */
 		break;
 	case XS_ELSEWHERE:
+		t->held = 0;
 		break;
 	}
 	errno = saved_errno;

@@ -34,6 +34,12 @@ _Static_assert(sizeof(struct xs_process) <= ARENA_HEADER_SIZE, "process header t
 
 struct xs_process *g_proc;
 static char *g_slots;
+/* The runtime stacks, one per slot: a guard page, then the stack. Reserved
+ * at start (no memory, no access), made usable on a slot's first use. Not
+ * wiped on fork: a fork child goes on running on its copy of its parent's. */
+#define ALTSTACK_STRIDE ((size_t)XS_ALTSTACK_GUARD + XS_ALTSTACK_SIZE)
+static char *g_altstacks;
+static uint64_t g_altstack_ready[XS_MAX_THREADS / 64];
 static bool g_have_membarrier;
 
 uint64_t xs_now_mono(void)
@@ -133,6 +139,11 @@ int xs_counters_init(void)
 		return -ENOMEM;
 	g_proc = (struct xs_process *)p;
 	g_slots = p + ARENA_HEADER_SIZE;
+	long a = xs_syscall6(SYS_mmap, 0, ALTSTACK_STRIDE * XS_MAX_THREADS, PROT_NONE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if ((unsigned long)a > -4096UL)
+		return -ENOMEM;
+	g_altstacks = (char *)a;
 	if (xs_sys3(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
 		g_have_membarrier = true;
 	process_open((int)xs_sys0(SYS_getpid));
@@ -142,6 +153,49 @@ int xs_counters_init(void)
 struct xs_thread *xs_slot(uint32_t i)
 {
 	return slot_at(i);
+}
+
+uint32_t xs_slot_index(const struct xs_thread *t)
+{
+	return (uint32_t)(((const char *)t - g_slots) / XS_SLOT_SIZE);
+}
+
+char *xs_altstack_base(uint32_t index)
+{
+	return g_altstacks + index * ALTSTACK_STRIDE + XS_ALTSTACK_GUARD;
+}
+
+bool xs_on_runtime_stack(const struct xs_thread *t, unsigned long sp)
+{
+	if (!t || !g_altstacks)
+		return false;
+	unsigned long base = (unsigned long)xs_altstack_base(xs_slot_index(t));
+	return sp - base <= XS_ALTSTACK_SIZE;
+}
+
+int xs_altstack_install(struct xs_thread *t)
+{
+	uint32_t i = xs_slot_index(t);
+	char *base = xs_altstack_base(i);
+	uint64_t bit = 1ULL << (i & 63);
+	if (!(__atomic_load_n(&g_altstack_ready[i / 64], __ATOMIC_ACQUIRE) & bit)) {
+		long r = xs_sys3(SYS_mprotect, base, XS_ALTSTACK_SIZE, PROT_READ | PROT_WRITE);
+		if (r < 0)
+			return (int)r;
+		__atomic_fetch_or(&g_altstack_ready[i / 64], bit, __ATOMIC_RELEASE);
+	}
+	stack_t ss = { .ss_sp = base, .ss_flags = 0, .ss_size = XS_ALTSTACK_SIZE };
+	/* EPERM: already on it (a fork child in its parent's handler) */
+	long r = xs_sys2(SYS_sigaltstack, &ss, NULL);
+	return r == -EPERM ? 0 : (int)r;
+}
+
+/* May slot t be handed out? Its runtime stack must not be in use: a thread
+ * that exited keeps running on it for a few instructions after it marked
+ * its block dead, and a zombie leader never leaves. */
+static bool slot_stack_free(const struct xs_thread *t)
+{
+	return t->tid == 0 || xs_sys2(SYS_kill, t->tid, 0) == -ESRCH;
 }
 
 void xs_registry_lock(sigset_t *old)
@@ -158,15 +212,20 @@ void xs_registry_unlock(const sigset_t *old)
 
 /* Dead threads keep their slots until a boundary has reported them; the
  * service thread reclaims them (windows.c) and is asked to when many wait. */
-struct xs_thread *xs_thread_alloc(enum xs_task_kind kind, int pid)
+static struct xs_thread *thread_alloc_in(enum xs_task_kind kind, int pid, uint32_t want)
 {
 	static int warned;
 	sigset_t old;
 	struct xs_thread *t = NULL;
 
 	xs_registry_lock(&old);
-	for (uint32_t i = 0; i < g_proc->slots_used; i++)
-		if (slot_at(i)->state == XS_SLOT_FREE) {
+	if (want < XS_MAX_THREADS) {
+		t = slot_at(want);
+		if (g_proc->slots_used <= want)
+			g_proc->slots_used = want + 1;
+	}
+	for (uint32_t i = 0; !t && i < g_proc->slots_used; i++)
+		if (slot_at(i)->state == XS_SLOT_FREE && slot_stack_free(slot_at(i))) {
 			t = slot_at(i);
 			break;
 		}
@@ -188,6 +247,11 @@ struct xs_thread *xs_thread_alloc(enum xs_task_kind kind, int pid)
 		xs_warn_once(&warned, "exitscope: more than 4096 threads since the last window; "
 				      "new threads are not counted\n");
 	return t;
+}
+
+struct xs_thread *xs_thread_alloc(enum xs_task_kind kind, int pid)
+{
+	return thread_alloc_in(kind, pid, XS_MAX_THREADS);
 }
 
 void xs_thread_free(struct xs_thread *t)
@@ -222,6 +286,9 @@ int xs_thread_activate(struct xs_thread *t)
 	t->tid = (int)xs_sys0(SYS_gettid);
 	if (t->kind != XS_KIND_THREAD)
 		t->pid = t->tid;
+	/* before any program code runs on the thread, and before dispatch:
+	 * SIGSYS runs on it */
+	xs_altstack_install(t);
 	/* faults and preemptions count from here (windows.c) */
 	xs_usage_thread(0, &t->usage_start, NULL);
 	xs_sys2(SYS_arch_prctl, ARCH_SET_GS, t);
@@ -235,12 +302,14 @@ int xs_thread_activate(struct xs_thread *t)
 
 /* In a fork child: the arena came back zeroed. Open this process's state
  * and give the calling thread a block. */
-void xs_fork_child_reset(bool ctl_view_blocked)
+void xs_fork_child_reset(bool ctl_view_blocked, uint32_t parent_index)
 {
 	process_open((int)xs_sys0(SYS_getpid));
 	xs_runtime_fds_reset();
 	xs_record_open();	/* now, while the child has the parent's rights */
-	struct xs_thread *t = xs_thread_alloc(XS_KIND_THREAD, g_proc->pid);
+	/* the parent's slot: its runtime stack (and the program's sigaltstack
+	 * state, signals.c) are the ones this thread has */
+	struct xs_thread *t = thread_alloc_in(XS_KIND_THREAD, g_proc->pid, parent_index);
 	if (!t)
 		return;
 	t->ctl_view_blocked = ctl_view_blocked;

@@ -727,6 +727,7 @@ __attribute__((constructor)) static void xs_start(void)
 		 * threads and fork children inherit the mask */
 		g_ctl_sig = g_config.signal;
 		xs_sig_ctl_block(t);
+		xs_sig_altstack_adopt(xs_slot_index(t));	/* before the runtime's replaces it */
 	}
 	if (!t || xs_thread_activate(t) < 0) {
 		failure = "exitscope: cannot turn on Syscall User Dispatch; the program runs unobserved\n";

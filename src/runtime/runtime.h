@@ -28,6 +28,15 @@
 
 /* ---- boundary.S: the allowed region ---- */
 long xs_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6);
+/* The same, for the program's own call: a signal that interrupts it is
+ * recognised by this syscall instruction (signals.c). */
+long xs_syscall6_prog(long nr, long a1, long a2, long a3, long a4, long a5, long a6);
+extern char xs_prog_syscall_insn[];
+/* What xs_syscall6_prog returns when a signal for the program interrupted
+ * the call and the kernel would restart it after the program's handler. */
+#define XS_ERESTART 512
+/* ...and when a seccomp filter of the program's trapped it (SIGSYS). */
+#define XS_ETRAPPED 513
 #define xs_sys0(nr) xs_syscall6((nr), 0, 0, 0, 0, 0, 0)
 #define xs_sys1(nr, a) xs_syscall6((nr), (long)(a), 0, 0, 0, 0, 0)
 #define xs_sys2(nr, a, b) xs_syscall6((nr), (long)(a), (long)(b), 0, 0, 0, 0)
@@ -90,6 +99,8 @@ struct xs_thread {
 	int pid;			/* the process it counts for */
 	uint32_t redirect_depth;
 	uint64_t deferred;		/* signals held back during a section */
+	uint64_t held;			/* ...and while the runtime ran a call (signals.c) */
+	siginfo_t trap_info;		/* a seccomp trap of the program's call, for its handler */
 	unsigned long program_gs;	/* what the program set with ARCH_SET_GS */
 	uint32_t gen;			/* which thread holds the slot: see windows.c */
 	uint32_t ctl_epoch;		/* g_ctl_epoch this thread's mask follows */
@@ -115,6 +126,24 @@ struct xs_thread {
 
 #define XS_SLOT_SIZE 16384
 #define XS_MAX_THREADS 4096
+
+/*
+ * The stack budget. Every handler of the runtime (SIGSYS, the program's
+ * signals, the sampler's, the control signal's) is installed with
+ * SA_ONSTACK and runs on the thread's own runtime stack: 64 KiB with a
+ * guard page below, one per slot, kept in the kernel's sigaltstack of the
+ * thread (the program's sigaltstack is virtual: signals.c). So no runtime
+ * code runs on a program stack except the kernel's own entry into a
+ * handler, which switches stacks itself, and the stubs of boundary.S that
+ * continue a call in the program's context (clone, vfork, rt_sigreturn:
+ * under 256 bytes below the red zone). On the runtime stack, the deepest
+ * path is a kernel frame (3.4 KiB with AVX-512) plus the SIGSYS path plus
+ * one nested signal frame; the deep paths of a boundary switch to the
+ * boundary stack (windows.c). Every function takes at most 8 KiB
+ * (-Wstack-usage=8192).
+ */
+#define XS_ALTSTACK_SIZE 65536
+#define XS_ALTSTACK_GUARD 4096
 
 /* Per-process state. It lives in the arena, which fork children get zeroed
  * (MADV_WIPEONFORK), so a child starts from nothing, locks included. */
@@ -162,11 +191,21 @@ void *xs_map(size_t size, bool wipe_on_fork);
 int xs_counters_init(void);
 struct xs_thread *xs_thread_alloc(enum xs_task_kind kind, int pid);
 void xs_thread_free(struct xs_thread *t);
+/* The slot number of t, and the runtime stack that goes with the slot. */
+uint32_t xs_slot_index(const struct xs_thread *t);
+char *xs_altstack_base(uint32_t index);
+/* Is sp on the calling thread's runtime stack? */
+bool xs_on_runtime_stack(const struct xs_thread *t, unsigned long sp);
+/* Point the kernel's sigaltstack of the calling thread at t's runtime
+ * stack (mapped on first use). */
+int xs_altstack_install(struct xs_thread *t);
 /* The calling thread is exiting (signals blocked): capture its name and
  * usage, mark its block dead; returns the number of threads still live. */
 uint32_t xs_thread_retire(struct xs_thread *t);
 int xs_thread_activate(struct xs_thread *t);
-void xs_fork_child_reset(bool ctl_view_blocked);
+/* In a fork child: parent_index is the slot of the thread that forked, whose
+ * runtime stack the child inherited; the child's block takes the same slot. */
+void xs_fork_child_reset(bool ctl_view_blocked, uint32_t parent_index);
 /* Stop every other thread of this process at its next counting section and
  * wait until none is inside one; returns with all signals blocked, old mask
  * in *old. xs_world_resume undoes it (exec failed). */
@@ -246,11 +285,25 @@ void xs_sig_ctl_resync(struct xs_thread *t, ucontext_t *uc);
 void xs_sig_check_wait(const void *user_set);
 /* Block the control signal in the calling thread (start-up). */
 void xs_sig_ctl_block(struct xs_thread *t);
-long xs_sig_altstack(const void *ss, void *oss, ucontext_t *uc);
+long xs_sig_altstack(struct xs_thread *t, const void *ss, void *oss, ucontext_t *uc);
+/* The program's rt_sigreturn (the stub re-issues it): take the program's
+ * alternate stack from its frame, keep the kernel's the runtime's. */
+void xs_sig_sigreturn(struct xs_thread *t, ucontext_t *uc);
+/* The program's sigaltstack state of a new task: slot index's, reset
+ * (a thread) or a copy of the parent's (vfork). */
+void xs_sig_altstack_task(uint32_t index, const struct xs_thread *parent, bool copy);
+/* The first thread: the program's sigaltstack is what the kernel has now. */
+void xs_sig_altstack_adopt(uint32_t index);
+/* Deliver the signals held while the runtime ran the program's call, at
+ * the program's context uc. wait_mask: the mask the call installed
+ * (sigsuspend, ppoll...) or NULL. */
+void xs_sig_deliver_held(struct xs_thread *t, ucontext_t *uc, const uint64_t *wait_mask);
 /* Copy a program sigset for a call that installs it temporarily
  * (sigsuspend, ppoll, ...), with the runtime's signals removed. */
 long xs_sig_sanitize_mask(const void *user, long size, uint64_t *copy);
 void xs_forward_sigsys(siginfo_t *info, ucontext_t *uc);
+/* The program's call returned -XS_ETRAPPED: its SIGSYS, at its context. */
+void xs_sig_deliver_trap(struct xs_thread *t, ucontext_t *uc);
 #define XS_SIGBIT(sig) (1ULL << ((sig) - 1))
 
 /* ---- windows.c: boundaries ---- */

@@ -10,10 +10,24 @@
  * the interrupted context, re-queued with its siginfo, and released when the
  * section ends, so counting sections are atomic with respect to the
  * program's handlers (which may never return: siglongjmp).
+ *
+ * Every handler of the runtime runs on the thread's runtime stack
+ * (SA_ONSTACK; see XS_ALTSTACK_SIZE). A program's handler is never called
+ * from there: the runtime builds the frame the kernel would have built
+ * (siginfo, ucontext, xstate) on the stack the kernel would have chosen
+ * (the program's alternate stack, which is virtual, or the interrupted
+ * stack below its red zone) and rewrites its own saved context so that its
+ * rt_sigreturn enters the program's handler there. No runtime frame stays
+ * live underneath it, and its restorer's rt_sigreturn traps like any call.
+ * A signal that arrives while the runtime runs a call for the program is
+ * held (blocked there, re-queued) and delivered at the program's context
+ * once the call is done: it ends the call with EINTR, or has the program
+ * issue it again after the handler, as the kernel would have.
  */
 #include <errno.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include "runtime/runtime.h"
 
 struct ksigaction {
@@ -30,6 +44,36 @@ struct ksigaction {
 uint64_t g_reserved_signals = XS_SIGBIT(SIGSYS);
 
 static struct ksigaction g_actions[65];	/* the program's view, by signal */
+
+/* The program's sigaltstack, per slot (like the runtime stacks, outside the
+ * arena: a fork child keeps its parent's). flags as the kernel keeps them. */
+struct prog_ss {
+	unsigned long sp, size;
+	int flags;
+};
+static struct prog_ss g_prog_ss[XS_MAX_THREADS];
+static struct prog_ss g_no_ss = { 0, 0, SS_DISABLE };
+
+/* The kernel's rt_sigframe on x86-64, and its ucontext. */
+struct kucontext {
+	unsigned long uc_flags;
+	void *uc_link;
+	stack_t uc_stack;
+	mcontext_t uc_mcontext;
+	uint64_t uc_sigmask;
+};
+struct kframe {
+	void *pretcode;
+	struct kucontext uc;
+	siginfo_t info;
+};
+_Static_assert(sizeof(struct kframe) == 440, "the kernel's rt_sigframe");
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM (1U << 31)
+#endif
+#define KERNEL_MINSIGSTKSZ 2048UL	/* the kernel's, not glibc's sysconf */
+#define FPX_SW_OFFSET 464		/* struct _fpx_sw_bytes in the fxsave area */
+#define FP_MAGIC1 0x46505853U
 
 void xs_sigsys_handler(int sig, siginfo_t *info, void *ctx);
 
@@ -66,7 +110,11 @@ static void signal_entry(int sig, siginfo_t *info, void *ctx);
 /* What the kernel gets for the program's action prog on sig. */
 static struct ksigaction kernel_action(int sig, const struct ksigaction *prog)
 {
-	struct ksigaction k = { (void *)signal_entry, SA_SIGINFO | SA_RESTORER, (void *)xs_restorer, 0 };
+	/* every handler of ours on the runtime stack; the program's
+	 * SA_ONSTACK is the program's (virtual), SA_RESTART the kernel's to
+	 * apply to the calls the runtime runs (see signal_entry) */
+	struct ksigaction k = { (void *)signal_entry, SA_SIGINFO | SA_RESTORER | SA_ONSTACK,
+				(void *)xs_restorer, 0 };
 	if (sig == g_ctl_sig) {
 		/* the runtime's while the program leaves it default or ignored */
 		k.flags |= SA_RESTART;
@@ -102,7 +150,8 @@ int xs_signals_init(void)
 		struct ksigaction k = kernel_action(sig, &cur);
 		if (XS_SIGBIT(sig) & g_reserved_signals) {
 			/* the sampler's: restarted calls, never the program's */
-			k = (struct ksigaction){ (void *)signal_entry, SA_SIGINFO | SA_RESTORER | SA_RESTART,
+			k = (struct ksigaction){ (void *)signal_entry,
+						 SA_SIGINFO | SA_RESTORER | SA_RESTART | SA_ONSTACK,
 						 (void *)xs_restorer, 0 };
 		}
 		xs_sys4(SYS_rt_sigaction, sig, &k, NULL, 8);
@@ -110,7 +159,7 @@ int xs_signals_init(void)
 	/* The sampling signal waits while a call is in the runtime: it then
 	 * lands at the program's call site, and never interrupts a call the
 	 * runtime runs for the program (no EINTR the program would not see). */
-	struct ksigaction sys = { (void *)xs_sigsys_handler, SA_SIGINFO | SA_NODEFER | SA_RESTORER,
+	struct ksigaction sys = { (void *)xs_sigsys_handler, SA_SIGINFO | SA_NODEFER | SA_RESTORER | SA_ONSTACK,
 				  (void *)xs_restorer, g_reserved_signals & ~XS_SIGBIT(SIGSYS) };
 	long r = xs_sys4(SYS_rt_sigaction, SIGSYS, &sys, NULL, 8);
 	if (r < 0)
@@ -263,16 +312,100 @@ void xs_sig_check_wait(const void *user_set)
 		xs_control_give_up_signal();
 }
 
-/* Likewise for the alternate stack. */
-long xs_sig_altstack(const void *ss, void *oss, ucontext_t *uc)
+/* ---- the program's sigaltstack, as the kernel keeps it ---- */
+
+static struct prog_ss *prog_ss_of(const struct xs_thread *t)
 {
-	long r = xs_sys2(SYS_sigaltstack, ss, oss);
-	if (r == 0 && ss) {
-		stack_t cur;
-		xs_sys2(SYS_sigaltstack, NULL, &cur);
-		uc->uc_stack = cur;
+	return t ? &g_prog_ss[xs_slot_index(t)] : &g_no_ss;
+}
+
+static bool on_prog_stack(const struct prog_ss *ss, unsigned long sp)
+{
+	if (ss->flags & SS_AUTODISARM)
+		return false;	/* the kernel's rule: it cannot be in use */
+	return sp > ss->sp && sp - ss->sp <= ss->size;
+}
+
+static int prog_ss_flags(const struct prog_ss *ss, unsigned long sp)
+{
+	if (!ss->size)
+		return SS_DISABLE;
+	return on_prog_stack(ss, sp) ? SS_ONSTACK : 0;
+}
+
+/* The kernel's do_sigaltstack, on the program's state; sp: the program's
+ * stack pointer at the call. */
+static long prog_sigaltstack(struct prog_ss *ss, const stack_t *new, stack_t *old, unsigned long sp)
+{
+	if (old) {
+		memset(old, 0, sizeof(*old));
+		old->ss_sp = (void *)ss->sp;
+		old->ss_size = ss->size;
+		old->ss_flags = prog_ss_flags(ss, sp) | (int)(ss->flags & (int)SS_AUTODISARM);
 	}
+	if (!new)
+		return 0;
+	if (on_prog_stack(ss, sp))
+		return -EPERM;
+	int mode = new->ss_flags & ~SS_AUTODISARM;
+	if (mode != SS_DISABLE && mode != SS_ONSTACK && mode != 0)
+		return -EINVAL;
+	if (ss->sp == (unsigned long)new->ss_sp && ss->size == new->ss_size && ss->flags == new->ss_flags)
+		return 0;
+	if (mode == SS_DISABLE) {
+		ss->sp = 0;
+		ss->size = 0;
+	} else {
+		if (new->ss_size < KERNEL_MINSIGSTKSZ)
+			return -ENOMEM;
+		ss->sp = (unsigned long)new->ss_sp;
+		ss->size = new->ss_size;
+	}
+	ss->flags = new->ss_flags;
+	return 0;
+}
+
+long xs_sig_altstack(struct xs_thread *t, const void *ss_user, void *oss_user, ucontext_t *uc)
+{
+	stack_t new, old;
+	if (ss_user && xs_copy_user(&new, ss_user, sizeof(new)) < 0)
+		return -EFAULT;
+	long r = prog_sigaltstack(prog_ss_of(t), ss_user ? &new : NULL, oss_user ? &old : NULL,
+				  (unsigned long)uc->uc_mcontext.gregs[REG_RSP]);
+	if (r == 0 && oss_user && xs_copy_user(oss_user, &old, sizeof(old)) < 0)
+		r = -EFAULT;
 	return r;
+}
+
+void xs_sig_altstack_task(uint32_t index, const struct xs_thread *parent, bool copy)
+{
+	g_prog_ss[index] = copy ? *prog_ss_of(parent) : g_no_ss;
+}
+
+void xs_sig_altstack_adopt(uint32_t index)
+{
+	stack_t cur;
+	struct prog_ss *ss = &g_prog_ss[index];
+	*ss = g_no_ss;
+	if (xs_sys2(SYS_sigaltstack, NULL, &cur) == 0) {
+		ss->sp = (unsigned long)cur.ss_sp;
+		ss->size = cur.ss_size;
+		ss->flags = cur.ss_size ? (cur.ss_flags & SS_AUTODISARM) : SS_DISABLE;
+	}
+}
+
+void xs_sig_sigreturn(struct xs_thread *t, ucontext_t *uc)
+{
+	struct kucontext *user = (struct kucontext *)uc->uc_mcontext.gregs[REG_RSP];
+	struct kucontext k;
+	if (!t || xs_copy_user(&k, user, sizeof(k)) < 0)
+		return;	/* the kernel will say what it thinks of the frame */
+	/* the kernel's restore_altstack, on the program's state */
+	prog_sigaltstack(prog_ss_of(t), &k.uc_stack, NULL, (unsigned long)k.uc_mcontext.gregs[REG_RSP]);
+	stack_t ours = { xs_altstack_base(xs_slot_index(t)), 0, XS_ALTSTACK_SIZE };
+	uint64_t mask = k.uc_sigmask & ~XS_SIGBIT(SIGSYS);
+	xs_copy_user(&user->uc_stack, &ours, sizeof(ours));
+	xs_copy_user(&user->uc_sigmask, &mask, sizeof(mask));
 }
 
 static void count_signal(struct xs_thread *t, int sig, const siginfo_t *info)
@@ -287,16 +420,6 @@ static void count_signal(struct xs_thread *t, int sig, const siginfo_t *info)
 	xs_section_leave(t);
 }
 
-/* The handler returned: the rt_sigreturn its restorer would issue. */
-static void count_sigreturn(struct xs_thread *t)
-{
-	if (!t)
-		return;
-	xs_section_enter_wait(t);
-	t->c.exits++;
-	t->c.sys[SYS_rt_sigreturn].calls++;
-	xs_section_leave(t);
-}
 
 /* The default action of a fatal signal: write the final record, then let
  * the kernel carry the action out with the original siginfo. */
@@ -319,7 +442,71 @@ static void die_of(struct xs_thread *t, int sig, siginfo_t *info, ucontext_t *uc
 	xs_sys4(SYS_rt_tgsigqueueinfo, xs_sys0(SYS_getpid), xs_sys0(SYS_gettid), sig, info);
 }
 
-static void deliver(struct xs_thread *t, int sig, siginfo_t *info, ucontext_t *uc)
+/*
+ * Enter the program's handler for sig as the kernel would have: its frame
+ * on the stack the kernel would choose, and the saved context uc (the
+ * runtime's handler's) rewritten so that its rt_sigreturn lands in the
+ * handler. base: the mask the handler's mask adds to (NULL: uc's). False if
+ * the frame cannot be written (the kernel then forces SIGSEGV).
+ */
+static bool push_frame(struct xs_thread *t, int sig, const struct ksigaction *act, const siginfo_t *info,
+		       ucontext_t *uc, const uint64_t *base)
+{
+	greg_t *r = uc->uc_mcontext.gregs;
+	struct prog_ss *ss = prog_ss_of(t);
+	unsigned long sp = (unsigned long)r[REG_RSP];
+	bool onstack = on_prog_stack(ss, sp);
+
+	sp -= 128;	/* the red zone */
+	if ((act->flags & SA_ONSTACK) && prog_ss_flags(ss, sp) == 0)
+		sp = ss->sp + ss->size;
+	const char *fp = (const char *)uc->uc_mcontext.fpregs;
+	size_t fpsize = 0;
+	if (fp) {
+		uint32_t sw[2];	/* magic1, extended_size */
+		memcpy(sw, fp + FPX_SW_OFFSET, sizeof(sw));
+		fpsize = sw[0] == FP_MAGIC1 ? sw[1] : 512;
+		sp = (sp - fpsize) & ~63UL;
+	}
+	unsigned long fpaddr = sp;
+	unsigned long frame = ((sp - sizeof(struct kframe)) & ~15UL) - 8;
+	if (onstack && !on_prog_stack(ss, frame))
+		return false;	/* it would overflow the alternate stack */
+	if (fp && xs_copy_user((void *)fpaddr, fp, fpsize) < 0)
+		return false;
+	struct kframe f;
+	memset(&f, 0, sizeof(f));
+	f.pretcode = (act->flags & SA_RESTORER) ? act->restorer : NULL;
+	memcpy(&f.uc.uc_flags, &uc->uc_flags, sizeof(f.uc.uc_flags));
+	f.uc.uc_stack.ss_sp = (void *)ss->sp;
+	f.uc.uc_stack.ss_size = ss->size;
+	f.uc.uc_stack.ss_flags = ss->flags;
+	memcpy(&f.uc.uc_mcontext, &uc->uc_mcontext, sizeof(f.uc.uc_mcontext));
+	f.uc.uc_mcontext.fpregs = fp ? (fpregset_t)fpaddr : NULL;
+	memcpy(&f.uc.uc_sigmask, &uc->uc_sigmask, 8);
+	memcpy(&f.info, info, sizeof(f.info));
+	if (xs_copy_user((void *)frame, &f, sizeof(f)) < 0)
+		return false;
+	if (ss->flags & SS_AUTODISARM)
+		*ss = g_no_ss;
+
+	uint64_t mask = base ? *base : f.uc.uc_sigmask;
+	mask |= act->mask & ~RESERVED_SIGNALS;
+	if (!(act->flags & SA_NODEFER))
+		mask |= XS_SIGBIT(sig);
+	mask &= ~(XS_SIGBIT(SIGSYS) | XS_SIGBIT(SIGKILL) | XS_SIGBIT(SIGSTOP));
+	memcpy(&uc->uc_sigmask, &mask, 8);
+	r[REG_RIP] = (greg_t)act->handler;
+	r[REG_RSP] = (greg_t)frame;
+	r[REG_RDI] = sig;
+	r[REG_RSI] = (greg_t)(frame + offsetof(struct kframe, info));
+	r[REG_RDX] = (greg_t)(frame + offsetof(struct kframe, uc));
+	r[REG_RAX] = 0;
+	r[REG_EFL] &= ~(0x400L | 0x100L | 0x10000L);	/* DF, TF, RF */
+	return true;
+}
+
+static void deliver(struct xs_thread *t, int sig, siginfo_t *info, ucontext_t *uc, const uint64_t *base)
 {
 	struct ksigaction act = g_actions[sig];
 	/* an ignored signal reaches us only when it is a fault (which the
@@ -340,11 +527,18 @@ static void deliver(struct xs_thread *t, int sig, siginfo_t *info, ucontext_t *u
 		xs_sys4(SYS_rt_sigaction, sig, &k, NULL, 8);
 		unlock_actions(&m);
 	}
-	if (act.flags & SA_SIGINFO)
-		((void (*)(int, siginfo_t *, void *))act.handler)(sig, info, uc);
-	else
-		((void (*)(int))act.handler)(sig);
-	count_sigreturn(xs_self());	/* a fork child has a new block */
+	if (!push_frame(t, sig, &act, info, uc, base)) {
+		/* the kernel's force_sigsegv */
+		siginfo_t segv;
+		memset(&segv, 0, sizeof(segv));
+		segv.si_signo = SIGSEGV;
+		segv.si_code = SI_KERNEL;
+		sigset_t m;
+		lock_actions(&m);
+		g_actions[SIGSEGV].handler = SIG_DFL;
+		unlock_actions(&m);
+		die_of(t, SIGSEGV, &segv, uc);
+	}
 }
 
 static void signal_entry(int sig, siginfo_t *info, void *ctx)
@@ -387,8 +581,53 @@ static void signal_entry(int sig, siginfo_t *info, void *ctx)
 		xs_sys4(SYS_rt_tgsigqueueinfo, xs_sys0(SYS_getpid), xs_sys0(SYS_gettid), sig, info);
 		return;
 	}
-	deliver(t, sig, info, uc);
+	if (t && xs_on_runtime_stack(t, (unsigned long)r[REG_RSP]) && !(is_fault_signal(sig) && info->si_code > 0) &&
+	    g_actions[sig].handler != SIG_DFL && g_actions[sig].handler != SIG_IGN) {
+		/* The runtime is running a call for the program (the SIGSYS
+		 * handler): hold it, blocked there and re-queued; it reaches
+		 * the program's context when the handler is done. If the
+		 * kernel wound the program's call back to restart it after
+		 * the handler, the program issues it again itself. */
+		uint64_t bit = XS_SIGBIT(sig);
+		xs_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &bit, NULL, 8);	/* (SA_NODEFER) */
+		*(uint64_t *)&uc->uc_sigmask |= bit;
+		t->held |= bit;
+		xs_sys4(SYS_rt_tgsigqueueinfo, xs_sys0(SYS_getpid), xs_sys0(SYS_gettid), sig, info);
+		if ((char *)r[REG_RIP] == xs_prog_syscall_insn) {
+			r[REG_RIP] += 2;
+			r[REG_RAX] = -XS_ERESTART;
+		}
+		errno = saved_errno;
+		return;
+	}
+	deliver(t, sig, info, uc, NULL);
 	errno = saved_errno;
+}
+
+/* The held signals: the kernel delivers them once the handler's
+ * rt_sigreturn unblocks them, at the program's context, unless the
+ * program's mask blocks them. A call that installed a mask of its own while
+ * it waited (sigsuspend, ppoll, pselect, epoll_pwait) was ended by one that
+ * mask let through: deliver those now, with that mask, as the kernel does
+ * before it puts the program's mask back. */
+void xs_sig_deliver_held(struct xs_thread *t, ucontext_t *uc, const uint64_t *wait_mask)
+{
+	uint64_t held = t->held;
+	t->held = 0;
+	if (!wait_mask)
+		return;
+	uint64_t base = *wait_mask;
+	for (int sig = 1; sig <= 64; sig++) {
+		uint64_t bit = XS_SIGBIT(sig);
+		if (!(held & bit) || (base & bit))
+			continue;
+		siginfo_t info;
+		struct timespec zero = { 0, 0 };
+		if (xs_sys4(SYS_rt_sigtimedwait, &bit, &info, &zero, 8) != sig)
+			continue;
+		deliver(t, sig, &info, uc, &base);
+		memcpy(&base, &uc->uc_sigmask, 8);	/* the next one interrupts this handler */
+	}
 }
 
 /* A SIGSYS that is not a dispatch (a seccomp filter's SECCOMP_RET_TRAP, or
@@ -397,14 +636,31 @@ void xs_forward_sigsys(siginfo_t *info, ucontext_t *uc)
 {
 	struct xs_thread *t = xs_self();
 	struct ksigaction act = g_actions[SIGSYS];
+	greg_t *r = uc->uc_mcontext.gregs;
+	if (t && xs_on_runtime_stack(t, (unsigned long)r[REG_RSP])) {
+		/* The runtime's call trapped: the program's own call, which a
+		 * filter of the program's refused (the handler takes it to the
+		 * program's context), or one of the runtime's: it fails. */
+		if ((char *)r[REG_RIP] == xs_prog_syscall_insn + 2) {
+			memcpy(&t->trap_info, info, sizeof(t->trap_info));
+			r[REG_RAX] = -XS_ETRAPPED;
+		} else {
+			r[REG_RAX] = -ENOSYS;
+		}
+		return;
+	}
 	if (act.handler == SIG_DFL || act.handler == SIG_IGN) {
 		die_of(t, SIGSYS, info, uc);
 		return;
 	}
-	uint64_t old, block = act.mask & ~RESERVED_SIGNALS;
-	xs_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, 8);
-	deliver(t, SIGSYS, info, uc);
-	xs_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
+	deliver(t, SIGSYS, info, uc, NULL);
+}
+
+void xs_sig_deliver_trap(struct xs_thread *t, ucontext_t *uc)
+{
+	siginfo_t info;
+	memcpy(&info, &t->trap_info, sizeof(info));
+	xs_forward_sigsys(&info, uc);
 }
 
 void xs_sig_ctl_block(struct xs_thread *t)

@@ -41,7 +41,7 @@ struct xs_ret2 xs_redirect_parent(long ret);
 static void *child_start(void *rip, struct xs_thread *child, long kind, bool ctl_view)
 {
 	if (kind == XS_KIND_PROC)
-		xs_fork_child_reset(ctl_view);
+		xs_fork_child_reset(ctl_view, xs_slot_index(xs_self()));	/* %gs: the parent's */
 	else if (child)
 		xs_thread_activate(child);
 	return rip;
@@ -117,7 +117,7 @@ enum xs_outcome xs_task_clone(struct xs_thread *t, long nr, const long *a, ucont
 		if (*ret == 0) {
 			if (flags & CLONE_CLEAR_SIGHAND)
 				xs_signals_init();	/* our handlers went too */
-			xs_fork_child_reset(view);
+			xs_fork_child_reset(view, xs_slot_index(t));
 			return XS_NEW_PROCESS;
 		}
 		return XS_RETURNED;
@@ -137,6 +137,9 @@ enum xs_outcome xs_task_clone(struct xs_thread *t, long nr, const long *a, ucont
 	if (child) {
 		child->ctl_view_blocked = t->ctl_view_blocked;
 		child->ctl_epoch = t->ctl_epoch;
+		/* the kernel resets a new thread's sigaltstack; a vfork child
+		 * keeps its parent's */
+		xs_sig_altstack_task(xs_slot_index(child), t, (flags & CLONE_VFORK) != 0);
 	}
 	struct xs_redirect *e = &t->redirect[t->redirect_depth];
 	e->rip = (void *)r[REG_RIP];

@@ -96,13 +96,49 @@ void xs_window_unlock(void)
 	xs_spin_unlock(&g_proc->window_lock);
 }
 
+/* Leaving the runtime stack for the boundary stack with frames still live
+ * on it: a signal would land at the runtime stack's top (the kernel enters
+ * an SA_ONSTACK handler there whenever the thread is not on it) and
+ * overwrite them. So while fn runs, the kernel's sigaltstack is the free
+ * part of the runtime stack, below those frames. */
+struct below {
+	long (*fn)(void *);
+	void *arg;
+	char *base;
+	unsigned long used_from;
+	const sigset_t *mask;
+};
+
+static long run_below(void *p)
+{
+	struct below *b = p;
+	stack_t part = { b->base, 0, (b->used_from - (unsigned long)b->base) & ~15UL };
+	stack_t whole = { b->base, 0, XS_ALTSTACK_SIZE };
+	sigset_t blocked;
+	xs_sys2(SYS_sigaltstack, &part, NULL);
+	xs_restore_signals(b->mask);
+	long r = b->fn(b->arg);
+	xs_block_all_signals(&blocked);
+	xs_sys2(SYS_sigaltstack, &whole, NULL);
+	return r;
+}
+
 long xs_on_boundary_stack(long (*fn)(void *), void *arg)
 {
 	char *lo = g_boundary_stack + 4096, *hi = lo + BOUNDARY_STACK_SIZE;
 	char *sp = __builtin_frame_address(0);
 	if (!g_boundary_stack || (sp >= lo && sp < hi))
 		return fn(arg);	/* (no stack: the caller's, as before) */
-	return xs_call_on_stack(hi, fn, arg);
+	struct xs_thread *t = xs_self();
+	unsigned long here = (unsigned long)sp - 512;
+	if (!xs_on_runtime_stack(t, here))
+		return xs_call_on_stack(hi, fn, arg);
+	sigset_t old;
+	xs_block_all_signals(&old);
+	struct below b = { fn, arg, xs_altstack_base(xs_slot_index(t)), here, &old };
+	long r = xs_call_on_stack(hi, run_below, &b);
+	xs_restore_signals(&old);
+	return r;
 }
 
 void xs_snapshot(struct xs_thread *t, struct xs_counters *out)
