@@ -12,12 +12,8 @@
 	.hidden xs_region_start
 xs_region_start:
 
-/* long xs_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6) */
-	.globl xs_syscall6
-	.hidden xs_syscall6
-	.type xs_syscall6,@function
-xs_syscall6:
-	.cfi_startproc
+/* (nr, a1..a6) as a C call passes them -> as the syscall instruction takes them */
+.macro C_ARGS_TO_SYSCALL
 	movq %rdi, %rax
 	movq %rsi, %rdi
 	movq %rdx, %rsi
@@ -25,6 +21,15 @@ xs_syscall6:
 	movq %r8, %r10
 	movq %r9, %r8
 	movq 8(%rsp), %r9
+.endm
+
+/* long xs_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6) */
+	.globl xs_syscall6
+	.hidden xs_syscall6
+	.type xs_syscall6,@function
+xs_syscall6:
+	.cfi_startproc
+	C_ARGS_TO_SYSCALL
 	syscall
 	ret
 	.cfi_endproc
@@ -40,13 +45,7 @@ xs_syscall6:
 	.type xs_syscall6_prog,@function
 xs_syscall6_prog:
 	.cfi_startproc
-	movq %rdi, %rax
-	movq %rsi, %rdi
-	movq %rdx, %rsi
-	movq %rcx, %rdx
-	movq %r8, %r10
-	movq %r9, %r8
-	movq 8(%rsp), %r9
+	C_ARGS_TO_SYSCALL
 xs_prog_syscall_insn:
 	syscall
 	ret
