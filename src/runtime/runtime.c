@@ -631,7 +631,15 @@ static void read_config(void)
 
 /* Leave the program the environment it would have had without us. This
  * edits environ in place rather than calling unsetenv/setenv, which some
- * programs (bash) replace with their own. */
+ * programs (bash) replace with their own.
+ *
+ * environ is the array on the initial stack, and the auxiliary vector
+ * follows its terminating NULL. Removing entries ends the array earlier;
+ * a program that finds the auxv by walking past envp (Go does) would then
+ * read the stale slots as auxv pairs and miss AT_PAGESZ ("failed to get
+ * system page size"). So the freed slots are zeroed: such a reader finds
+ * an empty auxv at once (Go then reads /proc/self/auxv), while glibc keeps
+ * the auxv address it took at start-up. */
 static void clean_environment(void)
 {
 	static char preload_var[sizeof("LD_PRELOAD=") + sizeof(g_config.preload_orig)];
@@ -651,7 +659,11 @@ static void clean_environment(void)
 		}
 		*out++ = *e;
 	}
-	*out = NULL;
+	char **end = out;
+	while (*end)	/* up to the old terminator: the freed slots */
+		end++;
+	while (out <= end)
+		*out++ = NULL;
 }
 
 /* The window that the exec closed, handed over by the old image. */
