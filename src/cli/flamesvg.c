@@ -150,14 +150,16 @@ static void frame_title(struct xs_buf *out, const struct layout *l, uint32_t nod
 	     xs_fold_share(f, node, 0) / 1e4, delta_pp(f, node));
 }
 
-/* How many of s's first n bytes to keep so that no UTF-8 character is
- * cut in two (s has at least n bytes). */
-static size_t cut_utf8(const char *s, size_t n)
+/* How many of the len bytes at s to keep, at most n, so that no UTF-8
+ * character is cut in two. (Only bytes below len are looked at.) */
+static size_t cut_utf8(const char *s, size_t len, size_t n)
 {
+	if (n >= len)
+		return len;
 	size_t k = n;
 	while (k && ((unsigned char)s[k] & 0xc0) == 0x80)
 		k--;
-	return s[n] && ((unsigned char)s[n] & 0xc0) == 0x80 ? k : n;
+	return ((unsigned char)s[n] & 0xc0) == 0x80 ? k : n;
 }
 
 /* The frame's folded text ("all" for the root), cut at size. */
@@ -168,7 +170,7 @@ static void plain_label(char *text, size_t size, const struct xs_fold *f, uint32
 		xs_fold_frame_text(&b, f, f->nodes[node].frame);
 	else
 		xs_buf_add(&b, "all");
-	size_t n = b.failed || !b.data ? 0 : cut_utf8(b.data, b.len < size ? b.len : size - 1);
+	size_t n = b.failed || !b.data ? 0 : cut_utf8(b.data, b.len, size - 1);
 	memcpy(text, b.data, n);
 	text[n] = 0;
 	xs_cli_buf_release(&b);
@@ -185,7 +187,7 @@ static void fitted_label(struct xs_buf *out, const char *label, double width)
 		return;
 	}
 	char cut[1024];
-	size_t n = cut_utf8(label, (size_t)fit - 2 < sizeof(cut) - 1 ? (size_t)fit - 2 : sizeof(cut) - 1);
+	size_t n = cut_utf8(label, strlen(label), (size_t)fit - 2 < sizeof(cut) - 1 ? (size_t)fit - 2 : sizeof(cut) - 1);
 	memcpy(cut, label, n);
 	cut[n] = 0;
 	xs_xml_text(out, cut);
