@@ -112,8 +112,9 @@ xs_stub_clone_newstack:
 	syscall
 	testq %rax, %rax
 	jnz redirect_parent
-	/* Child on its new stack: the handoff (rip, block, kind) sits at
-	 * sp-152..sp-128, below where a red zone would be. */
+	/* Child on its new stack: the handoff (rip, block, kind, the
+	 * program's %gs) sits at sp-152..sp-120, below where a red zone
+	 * would be. */
 	leaq -152(%rsp), %rax
 	xchgq %rax, %rsp		/* rsp = handoff, rax = the child's sp */
 	pushq %rax

@@ -55,18 +55,6 @@ void xs_count_return(struct xs_thread *t, long nr, long ret, uint64_t t0)
 	xs_section_leave(t);
 }
 
-/* ARCH_SET_GS/ARCH_GET_GS: %gs is the runtime's; keep the program's value
- * aside so that saving and restoring it works. */
-static long arch_prctl_gs(struct xs_thread *t, const long *a)
-{
-	if (a[0] == ARCH_SET_GS) {
-		t->program_gs = (unsigned long)a[1];
-		return 0;
-	}
-	unsigned long v = t->program_gs;
-	return xs_copy_user((void *)a[1], &v, sizeof(v));
-}
-
 /*
  * The program's own Syscall User Dispatch. The kernel keeps one setting per
  * thread, and it is the runtime's: a program that switched it off, or set
@@ -288,12 +276,6 @@ static enum xs_outcome run_call(struct xs_thread *t, long nr, long *a, ucontext_
 		}
 		if (nr == SYS_prctl && a[0] == PR_SET_SYSCALL_USER_DISPATCH) {
 			*ret = program_sud_set(t, a);
-			return XS_RETURNED;
-		}
-		break;
-	case SYS_arch_prctl:
-		if (a[0] == ARCH_SET_GS || a[0] == ARCH_GET_GS) {
-			*ret = arch_prctl_gs(t, a);
 			return XS_RETURNED;
 		}
 		break;

@@ -37,8 +37,8 @@ static char *g_slots;
 /* The runtime stacks, one per slot: a guard page, then the stack. Reserved
  * at start (no memory, no access), made usable on a slot's first use. Not
  * wiped on fork: a fork child goes on running on its copy of its parent's. */
-#define ALTSTACK_STRIDE ((size_t)XS_ALTSTACK_GUARD + XS_ALTSTACK_SIZE)
-static char *g_altstacks;
+#define ALTSTACK_STRIDE XS_ALTSTACK_STRIDE
+char *g_altstacks;
 static uint64_t g_altstack_ready[XS_MAX_THREADS / 64];
 static bool g_have_membarrier;
 
@@ -291,7 +291,6 @@ int xs_thread_activate(struct xs_thread *t)
 	xs_altstack_install(t);
 	/* faults and preemptions count from here (windows.c) */
 	xs_usage_thread(0, &t->usage_start, NULL);
-	xs_sys2(SYS_arch_prctl, ARCH_SET_GS, t);
 	xs_profile_thread_start(t);
 	/* Between its slot's allocation (by the parent, at clone) and here, a
 	 * thread has no tid and no usage base: a boundary must not list it

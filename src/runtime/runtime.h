@@ -76,6 +76,7 @@ enum xs_fate { XS_FATE_NONE = 0, XS_FATE_EXIT, XS_FATE_KILLED };
  * (see boundary.S): what its return path needs. */
 struct xs_redirect {
 	void *rip;
+	unsigned long program_gs;	/* the program's %gs base, put back after the stub */
 	long nr;
 	uint64_t t0;
 	struct xs_thread *child;
@@ -101,7 +102,6 @@ struct xs_thread {
 	uint64_t deferred;		/* signals held back during a section */
 	uint64_t held;			/* ...and while the runtime ran a call (signals.c) */
 	siginfo_t trap_info;		/* a seccomp trap of the program's call, for its handler */
-	unsigned long program_gs;	/* what the program set with ARCH_SET_GS */
 	uint32_t gen;			/* which thread holds the slot: see windows.c */
 	uint32_t ctl_epoch;		/* g_ctl_epoch this thread's mask follows */
 	volatile uint32_t ring_busy;	/* writing to its sample ring */
@@ -144,6 +144,8 @@ struct xs_thread {
  */
 #define XS_ALTSTACK_SIZE 65536
 #define XS_ALTSTACK_GUARD 4096
+#define XS_ALTSTACK_STRIDE ((size_t)XS_ALTSTACK_GUARD + XS_ALTSTACK_SIZE)
+extern char *g_altstacks;		/* every slot's runtime stack, in slot order */
 
 /* Per-process state. It lives in the arena, which fork children get zeroed
  * (MADV_WIPEONFORK), so a child starts from nothing, locks included. */
@@ -169,8 +171,22 @@ struct xs_process {
 extern struct xs_process *g_proc;
 extern uint64_t g_reserved_signals;	/* never blocked, never the program's */
 
+/*
+ * The calling thread's block. %gs belongs to the program (it may set it
+ * with arch_prctl or WRGSBASE): the runtime finds the block from the stack
+ * it runs on, since every handler of the runtime runs on the thread's own
+ * runtime stack, one per slot. Only the stubs of boundary.S that continue a
+ * clone or vfork in the program's context run elsewhere: for them the
+ * handler points %gs at the block, and the stub's C half puts the
+ * program's value back (tasks.c). The service thread's %gs points at a
+ * block pointer of NULL.
+ */
+struct xs_thread *xs_slot(uint32_t i);
 static inline struct xs_thread *xs_self(void)
 {
+	unsigned long off = (unsigned long)__builtin_frame_address(0) - (unsigned long)g_altstacks;
+	if (g_altstacks && off < XS_MAX_THREADS * XS_ALTSTACK_STRIDE)
+		return xs_slot((uint32_t)(off / XS_ALTSTACK_STRIDE));
 	struct xs_thread *t;
 	__asm__ __volatile__("mov %%gs:0, %0" : "=r"(t));
 	return t;
@@ -215,7 +231,6 @@ void xs_park(void);
 void xs_release_deferred(struct xs_thread *t);
 uint64_t xs_now_mono(void);
 uint64_t xs_now_real(void);
-struct xs_thread *xs_slot(uint32_t i);
 void xs_registry_lock(sigset_t *old);
 void xs_registry_unlock(const sigset_t *old);
 void xs_usage_thread(int tid, struct xs_usage *u, char comm[16]);

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <asm/prctl.h>
 #include "runtime/runtime.h"
 
 struct handoff {
@@ -30,8 +31,17 @@ struct handoff {
 	struct xs_thread *child;
 	int kind;
 	bool ctl_view;
+	unsigned long program_gs;	/* what the child's %gs must be */
 };
 #define HANDOFF_OFFSET 152	/* below the child's sp; see boundary.S */
+_Static_assert(sizeof(struct handoff) <= HANDOFF_OFFSET - 112, "the stub writes below sp-112");
+
+/* The program's %gs base goes back in place once the stub's C half is
+ * done with the runtime's (see xs_self). */
+static void program_gs_restore(unsigned long gs)
+{
+	xs_sys2(SYS_arch_prctl, ARCH_SET_GS, gs);
+}
 
 void *xs_child_start_handoff(struct handoff *h);
 void *xs_child_start_shared(void);
@@ -49,14 +59,19 @@ static void *child_start(void *rip, struct xs_thread *child, long kind, bool ctl
 
 void *xs_child_start_handoff(struct handoff *h)
 {
-	return child_start(h->rip, h->child, h->kind, h->ctl_view);
+	unsigned long gs = h->program_gs;
+	void *rip = child_start(h->rip, h->child, h->kind, h->ctl_view);
+	program_gs_restore(gs);
+	return rip;
 }
 
 void *xs_child_start_shared(void)
 {
 	struct xs_thread *parent = xs_self();
 	struct xs_redirect *e = &parent->redirect[parent->redirect_depth - 1];
-	return child_start(e->rip, e->child, e->kind, parent->ctl_view_blocked);
+	void *rip = child_start(e->rip, e->child, e->kind, parent->ctl_view_blocked);
+	program_gs_restore(e->program_gs);
+	return rip;
 }
 
 struct xs_ret2 xs_redirect_parent(long ret)
@@ -72,6 +87,7 @@ struct xs_ret2 xs_redirect_parent(long ret)
 		xs_thread_free(e->child);
 	long slot = (unsigned long)e->nr < XS_NR_SYSCALLS ? e->nr : XS_NR_OTHER;
 	xs_count_return(t, slot, ret, e->t0);
+	program_gs_restore(e->program_gs);
 	errno = saved_errno;
 	return out;
 }
@@ -148,8 +164,10 @@ enum xs_outcome xs_task_clone(struct xs_thread *t, long nr, const long *a, ucont
 	e->child = child;
 	e->kind = kind;
 	e->flags = flags;
+	/* the stubs find the block through %gs until they put this back */
+	xs_sys2(SYS_arch_prctl, ARCH_GET_GS, &e->program_gs);
 	if (stack) {
-		struct handoff h = { e->rip, child, (int)kind, t->ctl_view_blocked };
+		struct handoff h = { e->rip, child, (int)kind, t->ctl_view_blocked, e->program_gs };
 		if (xs_copy_user((char *)stack - HANDOFF_OFFSET, &h, sizeof(h)) < 0) {
 			if (child)
 				xs_thread_free(child);
@@ -160,6 +178,7 @@ enum xs_outcome xs_task_clone(struct xs_thread *t, long nr, const long *a, ucont
 	} else {
 		r[REG_RIP] = (greg_t)xs_stub_clone_samestack;
 	}
+	xs_sys2(SYS_arch_prctl, ARCH_SET_GS, t);
 	t->redirect_depth++;
 	r[REG_RAX] = nr;
 	return XS_ELSEWHERE;

@@ -129,13 +129,15 @@ long xs_on_boundary_stack(long (*fn)(void *), void *arg)
 	char *sp = __builtin_frame_address(0);
 	if (!g_boundary_stack || (sp >= lo && sp < hi))
 		return fn(arg);	/* (no stack: the caller's, as before) */
-	struct xs_thread *t = xs_self();
+	/* on a thread's runtime stack (a handler)? which slot's, from sp
+	 * alone: at start-up and in the service thread there is no block */
 	unsigned long here = (unsigned long)sp - 512;
-	if (!xs_on_runtime_stack(t, here))
+	unsigned long off = here - (unsigned long)g_altstacks;
+	if (!g_altstacks || off >= XS_MAX_THREADS * XS_ALTSTACK_STRIDE)
 		return xs_call_on_stack(hi, fn, arg);
 	sigset_t old;
 	xs_block_all_signals(&old);
-	struct below b = { fn, arg, xs_altstack_base(xs_slot_index(t)), here, &old };
+	struct below b = { fn, arg, xs_altstack_base((uint32_t)(off / XS_ALTSTACK_STRIDE)), here, &old };
 	long r = xs_call_on_stack(hi, run_below, &b);
 	xs_restore_signals(&old);
 	return r;

@@ -60,6 +60,9 @@ same goexec "$B/goexec"
 # size" whenever their number was odd).
 EXITSCOPE_T800_PARITY=1 same goexec-one-more-variable "$B/goexec"
 same rust_threads "$B/rust_threads"
+# %gs is the program's: arch_prctl(ARCH_SET_GS) and WRGSBASE, read through
+# %gs across calls, signals, threads, fork and vfork
+same gsbase "$T/th_gsbase"
 same small-altstack-dump "$T/th_small_altstack" dump
 same small-altstack-exit "$T/th_small_altstack" exit
 for ts in ts_altstack_rules ts_longjmp_blocking ts_thread_exit_signal; do
