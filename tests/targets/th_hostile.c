@@ -30,8 +30,11 @@ static uint64_t cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Burn ms of this thread's CPU time (0: until g_stop). */
-static NOINLINE void burn(uint64_t ms)
+/* Burn ms of this thread's CPU time (0: until g_stop). Inlined into each
+ * hostile function, so that its samples land in that function itself and
+ * show its name without depending on perf's unwinding (which now and then
+ * fails and left a window with only an [unknown] leaf). */
+static inline __attribute__((always_inline)) void burn(uint64_t ms)
 {
 	uint64_t end = cpu_ns() + ms * 1000000u;
 	while (ms ? cpu_ns() < end : !g_stop)
@@ -43,8 +46,7 @@ static NOINLINE void burn(uint64_t ms)
  * fn burns ms; its address also carries a global name given as a quoted
  * assembler name (GAS takes any byte but NUL and newline there), which
  * perf prefers to the local fn. The alias, not a direct name: GAS cannot
- * read a quoted name with \" where an instruction refers to it. The work
- * after burn() keeps fn on the stack (no tail call), as burn's caller.
+ * read a quoted name with \" where an instruction refers to it.
  */
 #define HOSTILE(fn, name)                                                     \
 	static NOINLINE __attribute__((used)) void fn(uint64_t ms) { burn(ms); g_sink++; } \
