@@ -117,6 +117,8 @@ if wait_for "$dir.stdout" '^ready'; then
   done
   reap "$pid" 60
   expect_val "$name: exit status (every fork child exited 0 too)" 0 "$status"
+  # a failed child says how it ended (tw_stress: "child N failed (status 0x...)")
+  [ "$status" = 0 ] || grep -h "failed\|exitscope:" "$dir.stdout" "$dir.stderr" | head -n 5 | sed 's/^/#   /'
   cmdfail=0
   for p in "${cmdpids[@]}"; do wait "$p" || cmdfail=$((cmdfail + 1)); done
   expect_val "$name: every dump/reset command succeeded ($cmds sent)" 0 "$cmdfail"
