@@ -317,10 +317,11 @@ void xs_sigsys_handler(int sig, siginfo_t *info, void *ctx)
 		errno = saved_errno;
 		return;
 	}
+	long slot = (unsigned long)nr < XS_NR_SYSCALLS ? nr : XS_NR_OTHER;
 	if (XS_UNLIKELY(t->seccomp_strict)) {
 		/* (no /dev/exitscope either: serving it takes calls) */
 		if (!strict_allows(nr))
-			strict_end(t, nr, (unsigned long)nr < XS_NR_SYSCALLS ? nr : XS_NR_OTHER, a);
+			strict_end(t, nr, slot, a);
 		goto count_and_run;
 	}
 	if (XS_UNLIKELY(t->ctl_epoch != g_ctl_epoch))
@@ -347,7 +348,6 @@ void xs_sigsys_handler(int sig, siginfo_t *info, void *ctx)
 		return;
 	}
 count_and_run:;
-	long slot = (unsigned long)nr < XS_NR_SYSCALLS ? nr : XS_NR_OTHER;
 	uint64_t t0;
 	long ret = 0;
 	uint64_t wait_mask = 0;
