@@ -23,7 +23,7 @@ RT_CFLAGS := -fPIC -fvisibility=hidden -fno-stack-protector -fno-builtin -ftls-m
 RT_LDFLAGS := -shared -Wl,--version-script=src/runtime/exports.map -Wl,-z,now -Wl,-z,noexecstack
 
 COMMON_SRC  := $(wildcard src/common/*.c)
-RUNTIME_SRC := $(wildcard src/runtime/*.c) $(wildcard src/runtime/profile/*.c) $(wildcard src/runtime/*.S)
+RUNTIME_SRC := $(wildcard src/runtime/*.c src/runtime/*/*.c src/runtime/*.S src/runtime/*/*.S)
 CLI_SRC     := $(wildcard src/cli/*.c)
 TARGET_SRC  := $(wildcard tests/targets/*.c)
 UNIT_SRC    := $(wildcard tests/unit/*.c)

@@ -463,6 +463,8 @@ struct xs_config {
 	enum { XS_FORMAT_TEXT, XS_FORMAT_GRAMINE, XS_FORMAT_NONE } format;
 };
 extern struct xs_config g_config;
+/* output.c: the output directory, this process's record file and its pid */
+extern int g_dir_fd, g_record_fd, g_record_pid;
 void xs_log(const char *msg);
 void xs_log_buf(const char *data, size_t len);
 void xs_warn_once(int *flag, const char *msg);
@@ -506,5 +508,7 @@ long xs_high_fd_base(void);
 /* Syscalls whose first argument is a file descriptor. */
 bool xs_fd_first_arg(long nr);
 void xs_runtime_fds_for_exec(bool keep);
+/* Is the record file this process's own (not a vfork parent's)? */
+bool xs_record_fd_is_callers(void);
 
 #endif
