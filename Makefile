@@ -18,7 +18,7 @@ override CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc -I$(O)/gen -
 # -Wstack-usage: no runtime function may take more than 8 KiB of stack (a
 # frame that large would overflow the service thread or a program stack;
 # the deep paths run on the boundary stack, see windows.c).
-RT_CFLAGS := -fPIC -fvisibility=hidden -fno-stack-protector -fno-builtin -ftls-model=initial-exec \
+RT_CFLAGS := -mgeneral-regs-only -fPIC -fvisibility=hidden -fno-stack-protector -fno-builtin -ftls-model=initial-exec \
              -fno-omit-frame-pointer -Wstack-usage=8192
 RT_LDFLAGS := -shared -Wl,--version-script=src/runtime/exports.map -Wl,-z,now -Wl,-z,noexecstack
 

@@ -34,6 +34,8 @@ static const char g_run_usage[] =
 	"  -i, --interval MS      also close a window every MS milliseconds\n"
 	"      --format FMT       text (default) | gramine | none: what the log shows\n"
 	"      --log FILE         write the log to FILE instead of the program's stderr\n"
+	"      --no-fast-path     every call traps (Syscall User Dispatch); no site is rewritten\n"
+	"                         (also EXITSCOPE_FAST_PATH=off in exitscope's environment)\n"
 	"  -h, --help             this text\n"
 	"The status is the program's own. exitscope's own refusals are 2 (usage) and 121-127,\n"
 	"each with one line 'exitscope: ...' on stderr before the program would start.\n";
@@ -302,12 +304,17 @@ int cmd_run(int argc, char **argv)
 		{ "call-graph", required_argument, NULL, 'g' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "no-records", no_argument, NULL, 'n' },
+		{ "no-fast-path", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *dir = NULL, *format = "text", *log = NULL;
 	int ctl_signal = SIGUSR1;
 	bool profile = false, records = true;
+	/* the default can come from the environment, so that a whole test
+	 * suite runs once with the fast path and once without */
+	const char *fast_env = getenv("EXITSCOPE_FAST_PATH");
+	bool fast_path = !fast_env || strcmp(fast_env, "off") != 0;
 	const char *call_graph = "dwarf";
 	unsigned long frequency = 199;
 	unsigned long interval = 0;
@@ -343,6 +350,9 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'n':
 			records = false;
+			break;
+		case 'N':
+			fast_path = false;
 			break;
 		case 'F': {
 			char *end;
@@ -427,7 +437,8 @@ int cmd_run(int argc, char **argv)
 	if ((user_preload && set_env("EXITSCOPE_PRELOAD_ORIG", user_preload)) ||
 	    set_env("LD_PRELOAD", preload) || set_env("EXITSCOPE_LIB", lib) ||
 	    (records && set_env("EXITSCOPE_DIR", absdir)) || set_env("EXITSCOPE_FORMAT", format) ||
-	    set_env("EXITSCOPE_RECORDS", records ? "on" : "off"))
+	    set_env("EXITSCOPE_RECORDS", records ? "on" : "off") ||
+	    set_env("EXITSCOPE_FAST_PATH", fast_path ? "on" : "off"))
 		return XS_EXIT_INTERNAL;
 	if (!records)
 		unsetenv("EXITSCOPE_DIR");
@@ -449,7 +460,7 @@ int cmd_run(int argc, char **argv)
 	if (set_env("EXITSCOPE_PROFILE", profile ? call_graph : "off") || set_env("EXITSCOPE_FREQUENCY", num))
 		return XS_EXIT_INTERNAL;
 	static const char *const inner[] = { "EXITSCOPE_HANDOFF", "EXITSCOPE_DIR_FD", "EXITSCOPE_RECORD_FD",
-					     "EXITSCOPE_SIGMASK", NULL };
+					     "EXITSCOPE_SIGMASK", "EXITSCOPE_TICK_SCALE", NULL };
 	for (int i = 0; inner[i]; i++)
 		unsetenv(inner[i]);	/* the runtime's own, between images */
 

@@ -11,11 +11,13 @@
 struct xs_syscall_count {
 	uint64_t calls;		/* issued (counted when the call leaves) */
 	uint64_t errors;	/* returned -4095..-1 */
-	uint64_t ns;		/* from leaving to returning */
+	uint64_t ticks;		/* from leaving to returning, in TSC ticks (the
+				 * runtime converts them to ns when it writes) */
 };
 
 struct xs_counters {
 	uint64_t exits;		/* system calls issued: each leaves the program */
+	uint64_t exits_fast;	/* ...of which through a trampoline, not a trap */
 	uint64_t enters;	/* system calls that returned into the program */
 	uint64_t sync_signals;	/* faults the thread's own instruction caused */
 	uint64_t async_signals;

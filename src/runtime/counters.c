@@ -33,7 +33,7 @@ _Static_assert(sizeof(struct xs_thread) <= XS_SLOT_SIZE, "a thread block must fi
 _Static_assert(sizeof(struct xs_process) <= ARENA_HEADER_SIZE, "process header too large");
 
 struct xs_process *g_proc;
-static char *g_slots;
+char *g_slots;		/* the thread blocks (in the arena) */
 /* The runtime stacks, one per slot: a guard page, then the stack. Reserved
  * at start (no memory, no access), made usable on a slot's first use. Not
  * wiped on fork: a fork child goes on running on its copy of its parent's. */
@@ -235,6 +235,8 @@ static struct xs_thread *thread_alloc_in(enum xs_task_kind kind, int pid, uint32
 		memset(t, 0, offsetof(struct xs_thread, c));
 		memset(&t->c, 0, sizeof(t->c));
 		t->self = t;
+		t->fast_key = -(long)t;
+		t->fast_stack = xs_altstack_base(xs_slot_index(t)) + XS_ALTSTACK_SIZE;
 		t->kind = kind;
 		t->pid = pid;
 		t->gen = ++g_proc->gen;
@@ -262,6 +264,7 @@ void xs_thread_free(struct xs_thread *t)
 	if (t->kind == XS_KIND_THREAD && t->state == XS_SLOT_LIVE)
 		g_proc->live--;
 	t->state = XS_SLOT_FREE;
+	t->fast_key = 0;	/* a stale %gs finds no block */
 	xs_spin_unlock(&g_proc->lock);
 	xs_restore_signals(&old);
 }
@@ -315,6 +318,7 @@ void xs_fork_child_reset(bool ctl_view_blocked, uint32_t parent_index)
 	t->ctl_epoch = g_ctl_epoch;
 	if (xs_profile_init() < 0)
 		g_config.profile = XS_PROFILE_OFF;
+	xs_fast_fork_child();
 	xs_thread_activate(t);
 	if (xs_windows_init() < 0 || xs_control_start() < 0)
 		xs_log("exitscope: cannot start the service thread in a fork child; "

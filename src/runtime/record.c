@@ -31,11 +31,25 @@ static void json_field(struct xs_buf *b, const char *name, uint64_t v, bool comm
 		xs_buf_add(b, ", ");
 }
 
-static void json_counters(struct xs_buf *b, const struct xs_counters *c)
+/* The ns of a call in counters c: c is a total, or a window of total (then
+ * the difference of the converted totals at its two ends, so that the
+ * windows add up to the total exactly). */
+static uint64_t call_ns(const struct xs_counters *c, const struct xs_counters *total, long nr)
+{
+	if (!total)
+		return xs_ticks_to_ns(c->sys[nr].ticks);
+	uint64_t end = total->sys[nr].ticks;
+	return xs_ticks_to_ns(end) - xs_ticks_to_ns(end - c->sys[nr].ticks);
+}
+
+/* c: a window of total, or (total NULL) a total. */
+static void json_counters(struct xs_buf *b, const struct xs_counters *c, const struct xs_counters *total)
 {
 	char tmp[32];
 	xs_buf_addc(b, '{');
 	json_field(b, "exits", c->exits, true);
+	json_field(b, "exits_fast", c->exits_fast, true);
+	json_field(b, "exits_dispatch", c->exits - c->exits_fast, true);
 	json_field(b, "enters", c->enters, true);
 	json_field(b, "sync_signals", c->sync_signals, true);
 	json_field(b, "async_signals", c->async_signals, true);
@@ -46,7 +60,7 @@ static void json_counters(struct xs_buf *b, const struct xs_counters *c)
 	bool first = true;
 	for (long nr = 0; nr < XS_NR_SYSCALLS; nr++) {
 		const struct xs_syscall_count *s = &c->sys[nr];
-		if (!s->calls && !s->errors && !s->ns)
+		if (!s->calls && !s->errors && !s->ticks)
 			continue;
 		if (!first)
 			xs_buf_add(b, ", ");
@@ -55,7 +69,7 @@ static void json_counters(struct xs_buf *b, const struct xs_counters *c)
 		xs_buf_add(b, ": {");
 		json_field(b, "calls", s->calls, true);
 		json_field(b, "errors", s->errors, true);
-		json_field(b, "ns", s->ns, false);
+		json_field(b, "ns", call_ns(c, total, nr), false);
 		xs_buf_addc(b, '}');
 	}
 	xs_buf_add(b, "}}");
@@ -71,9 +85,9 @@ void xs_format_thread(struct xs_buf *b, int tid, const char *comm, bool exited,
 	xs_buf_add(b, ", \"exited\": ");
 	xs_buf_add(b, exited ? "true" : "false");
 	xs_buf_add(b, ", \"window\": ");
-	json_counters(b, window);
+	json_counters(b, window, total);
 	xs_buf_add(b, ", \"total\": ");
-	json_counters(b, total);
+	json_counters(b, total, NULL);
 	xs_buf_addc(b, '}');
 }
 
@@ -95,9 +109,9 @@ static void format_json(struct xs_window *w, struct xs_buf *b)
 	xs_buf_add(b, ", \"end_ns\": ");
 	xs_buf_u64(b, w->end_ns, 0);
 	xs_buf_add(b, ", \"window\": ");
-	json_counters(b, &w->window);
+	json_counters(b, &w->window, &w->total);
 	xs_buf_add(b, ", \"total\": ");
-	json_counters(b, &w->total);
+	json_counters(b, &w->total, NULL);
 	xs_buf_add(b, ", \"threads\": [");
 	uint32_t i = 0;
 	bool first = true;
@@ -170,13 +184,13 @@ static void format_syscall_table(struct xs_window *w, struct xs_buf *b)
 	for (int nr = 0; nr < XS_NR_SYSCALLS; nr++) {
 		if (!c->sys[nr].calls)
 			continue;
-		all_ns += c->sys[nr].ns;
+		all_ns += call_ns(c, &w->total, nr);
 		all_calls += c->sys[nr].calls;
 		all_errors += c->sys[nr].errors;
 		int i = n++;
 		while (i > 0) {
 			const struct xs_syscall_count *o = &c->sys[w->order[i - 1]], *s = &c->sys[nr];
-			if (o->ns > s->ns || (o->ns == s->ns && o->calls >= s->calls))
+			if (o->ticks > s->ticks || (o->ticks == s->ticks && o->calls >= s->calls))
 				break;
 			w->order[i] = w->order[i - 1];
 			i--;
@@ -188,7 +202,8 @@ static void format_syscall_table(struct xs_window *w, struct xs_buf *b)
 	char tmp[32];
 	for (int i = 0; i < n; i++) {
 		const struct xs_syscall_count *s = &c->sys[w->order[i]];
-		syscall_row(b, s->ns, all_ns, s->calls, s->errors, call_name(w->order[i], tmp, sizeof(tmp)));
+		syscall_row(b, call_ns(c, &w->total, w->order[i]), all_ns, s->calls, s->errors,
+			    call_name(w->order[i], tmp, sizeof(tmp)));
 	}
 	xs_buf_add(b, g_rule);
 	syscall_row(b, all_ns, all_ns, all_calls, all_errors, "total");

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <asm/prctl.h>
 #include "runtime/runtime.h"
 
 struct xs_config g_config = { .log_fd = -1 };
@@ -38,6 +39,9 @@ static void read_config(void)
 	g_config.have_preload_orig = getenv(ENV_PREFIX "PRELOAD_ORIG") != NULL;
 	if (!g_config.dir[0] && !getcwd(g_config.dir, sizeof(g_config.dir)))
 		strcpy(g_config.dir, ".");
+	v = getenv(ENV_PREFIX "FAST_PATH");
+	g_config.fast_path = !v || strcmp(v, "off") != 0;
+	xs_clock_init();
 	v = getenv(ENV_PREFIX "SIGNAL");
 	g_config.signal = v ? (int)strtol(v, NULL, 10) : SIGUSR1;
 	if (g_config.signal < 0 || g_config.signal > 64 || g_config.signal == SIGKILL ||
@@ -197,6 +201,7 @@ __attribute__((constructor)) static void xs_start(void)
 		g_config.profile = XS_PROFILE_OFF;
 		xs_log("exitscope: cannot set up the profiler; the stats go on without it\n");
 	}
+	xs_fast_init();
 	struct xs_thread *t = xs_thread_alloc(XS_KIND_THREAD, g_proc->pid);
 	if (t) {
 		/* the control signal waits for the service thread's ppoll;
@@ -209,6 +214,9 @@ __attribute__((constructor)) static void xs_start(void)
 		failure = "exitscope: cannot turn on Syscall User Dispatch; the program runs unobserved\n";
 		goto out;
 	}
+	unsigned long gs = 0;
+	xs_sys2(SYS_arch_prctl, ARCH_GET_GS, &gs);
+	xs_gs_claim(t, gs);
 	if (xs_windows_init() < 0 || xs_creds_init() < 0 || xs_control_start() < 0)
 		failure = "exitscope: cannot start the service thread; windows close only at exit\n";
 out:

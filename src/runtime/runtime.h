@@ -21,6 +21,7 @@
 #include "common/buf.h"
 #include "common/counters.h"
 #include "common/syscalls.h"
+#include "runtime/entry/offsets.h"
 
 #define XS_LIKELY(x) __builtin_expect(!!(x), 1)
 #define XS_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -90,7 +91,21 @@ struct xs_usage {
 };
 
 struct xs_thread {
+	/* The fast entry's fields first, at the offsets of entry/offsets.h
+	 * (the stubs and entry/trampoline.S address them directly). */
 	struct xs_thread *self;		/* %gs:0 */
+	long fast_key;			/* -(long)self while the block is live: a stub
+					 * checks it against its %gs base */
+	char *fast_stack;		/* top of the runtime stack, for the fast entry */
+	volatile uint64_t fast_in;	/* inside the fast entry's C code (the
+					 * sampler's attribution) */
+	/* a fast call that ends through the finish trap (entry/fast.c) */
+	volatile uint64_t fast_finish;	/* nonzero: the program's seccomp SIGSYS is due */
+	long fast_finish_rax;		/* the program's rax after the call */
+	unsigned long fast_finish_rip;	/* where it goes on */
+	volatile uint64_t held;		/* signals held while the runtime ran a call
+					 * for the program (emulate/signals.c) */
+	unsigned long fast_rsp;		/* the program's rsp at the fast entry */
 	volatile uint32_t seq;		/* odd while the owner updates counts */
 	volatile uint32_t state;	/* enum xs_slot_state */
 	volatile uint32_t active;	/* set once the thread has taken its block on:
@@ -100,7 +115,6 @@ struct xs_thread {
 	int pid;			/* the process it counts for */
 	uint32_t redirect_depth;
 	uint64_t deferred;		/* signals held back during a section */
-	uint64_t held;			/* ...and while the runtime ran a call (signals.c) */
 	siginfo_t trap_info;		/* a seccomp trap of the program's call, for its handler */
 	uint32_t gen;			/* which thread holds the slot: see windows.c */
 	uint32_t ctl_epoch;		/* g_ctl_epoch this thread's mask follows */
@@ -125,6 +139,14 @@ struct xs_thread {
 };
 
 #define XS_SLOT_SIZE 16384
+_Static_assert(offsetof(struct xs_thread, fast_key) == XS_OFF_FAST_KEY &&
+	       offsetof(struct xs_thread, fast_stack) == XS_OFF_FAST_STACK &&
+	       offsetof(struct xs_thread, fast_in) == XS_OFF_FAST_IN &&
+	       offsetof(struct xs_thread, fast_finish) == XS_OFF_FAST_FINISH &&
+	       offsetof(struct xs_thread, fast_finish_rax) == XS_OFF_FAST_FINISH_RAX &&
+	       offsetof(struct xs_thread, fast_finish_rip) == XS_OFF_FAST_FINISH_RIP &&
+	       offsetof(struct xs_thread, held) == XS_OFF_HELD &&
+	       offsetof(struct xs_thread, fast_rsp) == XS_OFF_FAST_RSP, "entry/offsets.h");
 #define XS_MAX_THREADS 4096
 
 /*
@@ -146,6 +168,7 @@ struct xs_thread {
 #define XS_ALTSTACK_GUARD 4096
 #define XS_ALTSTACK_STRIDE ((size_t)XS_ALTSTACK_GUARD + XS_ALTSTACK_SIZE)
 extern char *g_altstacks;		/* every slot's runtime stack, in slot order */
+extern char *g_slots;			/* every slot's block, in slot order */
 
 /* Per-process state. It lives in the arena, which fork children get zeroed
  * (MADV_WIPEONFORK), so a child starts from nothing, locks included. */
@@ -161,6 +184,7 @@ struct xs_process {
 	volatile uint32_t dead;		/* dead slots not reclaimed yet */
 	volatile int window_lock;	/* the boundaries: see windows.c */
 	volatile int devfile_lock;	/* the /dev/exitscope table: see devfile.c */
+	volatile int rewrite_lock;	/* the rewriter: see entry/rewrite.c */
 	uint64_t window_start_ns;	/* CLOCK_REALTIME */
 	uint64_t window_start_mono;
 	struct xs_counters retired;	/* reclaimed dead threads, this image */
@@ -269,9 +293,78 @@ static inline void xs_section_enter_wait(struct xs_thread *t)
 		xs_park();
 }
 
-/* ---- boundary.c ---- */
+/* ---- entry/dispatch.c: the trap (Syscall User Dispatch, SIGSYS) ---- */
 int xs_dispatch_enable(void);
-void xs_count_return(struct xs_thread *t, long nr, long ret, uint64_t t0);
+
+/* ---- call.c: what decides and counts a call, for both entries ---- */
+/* Count the exit of call slot (nr, or XS_NR_OTHER) in t's block; *t0 gets
+ * the tick count the return is measured from. fast: through a trampoline. */
+void xs_count_exit(struct xs_thread *t, long slot, uint64_t *t0, bool fast);
+void xs_count_return(struct xs_thread *t, long slot, long ret, uint64_t t0);
+/* May call nr run as it is, with nothing of the runtime's around it (no
+ * emulation, no runtime descriptor, no special state of the thread)? The
+ * fast entry takes only these; the others go to dispatch. */
+bool xs_call_is_plain(const struct xs_thread *t, long nr, const long *a);
+/* Calls that never take the fast entry, whatever their arguments: they
+ * need the thread's whole context or are emulated (the rewriter leaves
+ * their sites alone). */
+bool xs_call_needs_dispatch(long nr);
+
+/* ---- clock.c: the time of a call, in TSC ticks ---- */
+int xs_clock_init(void);
+static inline uint64_t xs_ticks(void)
+{
+	extern bool g_ticks_are_ns;
+	if (XS_UNLIKELY(g_ticks_are_ns))
+		return xs_now_mono();
+	uint32_t lo, hi;
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+/* Ticks to ns, with one scale for the whole life of the process (and of
+ * its exec'd images): differences of converted totals are the windows. */
+uint64_t xs_ticks_to_ns(uint64_t ticks);
+/* The scale, for the environment of an exec (0: not fixed yet). */
+uint64_t xs_clock_scale(void);
+
+/* ---- entry/fast.c, entry/trampoline.S, entry/stubs.c, entry/rewrite.c:
+ * the fast entry ---- */
+extern bool g_fast_on;		/* the fast path is on in this process */
+/* Start the fast path if the configuration and the machine allow it. */
+void xs_fast_init(void);
+/* A fork child: the membarrier registration is per process. */
+void xs_fast_fork_child(void);
+/* Point the calling thread's %gs at t, unless the program has put its own
+ * base there (current: the base the thread has now or inherits). */
+void xs_gs_claim(struct xs_thread *t, unsigned long current);
+/* The program's view of the calling thread's %gs base. */
+unsigned long xs_gs_program_view(const struct xs_thread *t);
+/* A signal handler of the runtime interrupted ctx: if that was inside the
+ * fast entry's own instructions, make ctx the program's context that the
+ * fast call stands for (before the call, or after it), as if the signal
+ * had come there. Returns true when ctx was changed. */
+bool xs_fast_normalize(struct xs_thread *t, int sig, ucontext_t *uc);
+/* A fault on a stub's %gs read: resume at its decline path. */
+bool xs_fast_fixup_fault(ucontext_t *uc);
+/* The thread is inside the fast entry's C code: the program's registers
+ * at its call, for a profile sample. */
+bool xs_fast_program_regs(const struct xs_thread *t, const ucontext_t *uc, greg_t out[NGREG]);
+/* The finish trap of a fast call (see trampoline.S): true if this SIGSYS
+ * was one, and the context is now the program's after its call. */
+bool xs_fast_finish_trap(struct xs_thread *t, ucontext_t *uc);
+/* Dispatch ran a plain call nr for the program at the syscall instruction
+ * before rip: rewrite its site if it is one the fast path can take. */
+void xs_rewrite_site(unsigned long rip, long nr);
+/* Stub memory (entry/stubs.c): does addr lie in a stub, and which site
+ * does it serve? */
+bool xs_stub_site(unsigned long addr, unsigned long *stub, unsigned long *site);
+#define XS_STUB_SIZE 64
+#define XS_STUB_DECLINE 20	/* a stub's path back to the program's syscall */
+/* A new stub for a site: call_insn is the program's syscall instruction,
+ * site the instruction the rewriter replaces, set_eax the 5 bytes the stub
+ * runs in its place (they put the number in eax, as the site did). Placed within 1 GiB of the site; 0 if
+ * no memory could be had there. Hold the rewrite lock. */
+unsigned long xs_stub_make(unsigned long site, unsigned long call_insn, const unsigned char set_eax[5]);
 
 /* ---- tasks.c: clone family, exec, exit ---- */
 /* What became of a call the runtime ran for the program. */
@@ -456,6 +549,7 @@ struct xs_config {
 	bool have_preload_orig;
 	int log_fd;			/* -1: no log */
 	bool no_records;		/* run --no-records: the log only, no files */
+	bool fast_path;			/* rewrite hot sites (run --no-fast-path: off) */
 	int signal;			/* control signal, 0: none */
 	enum { XS_PROFILE_OFF, XS_PROFILE_NONE, XS_PROFILE_FP, XS_PROFILE_DWARF } profile;
 	uint32_t frequency;		/* samples per second of thread CPU time */

@@ -553,7 +553,12 @@ static void signal_entry(int sig, siginfo_t *info, void *ctx)
 		r[REG_RIP] = (greg_t)xs_copy_user_fault;
 		return;
 	}
+	/* a stub's %gs read found no block: it declines */
+	if ((sig == SIGSEGV || sig == SIGBUS) && g_fast_on && xs_fast_fixup_fault(uc))
+		return;
 	struct xs_thread *t = xs_self();
+	/* inside the fast entry's instructions: the program's context first */
+	xs_fast_normalize(t, sig, uc);
 	if (sig == g_ctl_sig) {
 		g_ctl_pending = 1;	/* for the service thread (see control.c) */
 		errno = saved_errno;

@@ -36,13 +36,6 @@ struct handoff {
 #define HANDOFF_OFFSET 152	/* below the child's sp; see boundary.S */
 _Static_assert(sizeof(struct handoff) <= HANDOFF_OFFSET - 112, "the stub writes below sp-112");
 
-/* The program's %gs base goes back in place once the stub's C half is
- * done with the runtime's (see xs_self). */
-static void program_gs_restore(unsigned long gs)
-{
-	xs_sys2(SYS_arch_prctl, ARCH_SET_GS, gs);
-}
-
 void *xs_child_start_handoff(struct handoff *h);
 void *xs_child_start_shared(void);
 struct xs_ret2 { long ret; void *rip; };
@@ -57,11 +50,15 @@ static void *child_start(void *rip, struct xs_thread *child, long kind, bool ctl
 	return rip;
 }
 
+/* Once the stub's C half is done with %gs (see xs_self), the child's base
+ * is its own block, or the program's base if the program had set one. */
 void *xs_child_start_handoff(struct handoff *h)
 {
 	unsigned long gs = h->program_gs;
+	/* a fork-like child takes its parent's slot, found through %gs */
+	struct xs_thread *self = h->kind == XS_KIND_PROC ? xs_self() : h->child;
 	void *rip = child_start(h->rip, h->child, h->kind, h->ctl_view);
-	program_gs_restore(gs);
+	xs_gs_claim(self, gs);
 	return rip;
 }
 
@@ -70,7 +67,7 @@ void *xs_child_start_shared(void)
 	struct xs_thread *parent = xs_self();
 	struct xs_redirect *e = &parent->redirect[parent->redirect_depth - 1];
 	void *rip = child_start(e->rip, e->child, e->kind, parent->ctl_view_blocked);
-	program_gs_restore(e->program_gs);
+	xs_gs_claim(e->kind == XS_KIND_PROC ? parent : e->child, e->program_gs);
 	return rip;
 }
 
@@ -87,7 +84,7 @@ struct xs_ret2 xs_redirect_parent(long ret)
 		xs_thread_free(e->child);
 	long slot = (unsigned long)e->nr < XS_NR_SYSCALLS ? e->nr : XS_NR_OTHER;
 	xs_count_return(t, slot, ret, e->t0);
-	program_gs_restore(e->program_gs);
+	xs_sys2(SYS_arch_prctl, ARCH_SET_GS, e->program_gs);	/* the parent's, as it was */
 	errno = saved_errno;
 	return out;
 }

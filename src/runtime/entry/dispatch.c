@@ -1,6 +1,7 @@
 /*
- * The boundary: every system call the program issues outside the allowed
- * region raises SIGSYS (Syscall User Dispatch) and arrives here. The handler
+ * The dispatch entry: every system call the program issues outside the
+ * allowed region and not through a trampoline (entry/fast.c) raises SIGSYS
+ * (Syscall User Dispatch) and arrives here. The handler
  * counts the exit in the calling thread's own block, runs the call (or the
  * runtime's version of it, for calls that touch what the runtime owns:
  * signal state, tasks, its file descriptors) and counts the enter.
@@ -29,30 +30,6 @@ int xs_dispatch_enable(void)
 	long r = xs_sys5(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
 			 (long)xs_region_start, len, 0);
 	return (int)r;
-}
-
-/* The clock is read outside the counting sections: a boundary waits for a
- * thread that is inside one, so they hold only the stores (a thread
- * preempted inside a section stalls the boundary until it runs again). */
-static inline void count_exit(struct xs_thread *t, long nr, uint64_t *t0)
-{
-	xs_section_enter_wait(t);
-	t->c.exits++;
-	t->c.sys[nr].calls++;
-	xs_section_leave(t);
-	/* after any parking at exit or exec; none in strict mode (below) */
-	*t0 = XS_UNLIKELY(t->seccomp_strict) ? 0 : xs_now_mono();
-}
-
-void xs_count_return(struct xs_thread *t, long nr, long ret, uint64_t t0)
-{
-	uint64_t ns = XS_UNLIKELY(t->seccomp_strict) ? 0 : xs_now_mono() - t0;
-	xs_section_enter_wait(t);
-	t->c.enters++;
-	t->c.sys[nr].ns += ns;
-	if ((unsigned long)ret > -4096UL)
-		t->c.sys[nr].errors++;
-	xs_section_leave(t);
 }
 
 /*
@@ -136,7 +113,7 @@ static bool strict_allows(long nr)
 static void strict_end(struct xs_thread *t, long nr, long slot, const long *a)
 {
 	uint64_t t0;
-	count_exit(t, slot, &t0);
+	xs_count_exit(t, slot, &t0, false);
 	t->fate_status = (int)a[0];
 	__atomic_store_n(&t->fate, nr == SYS_exit ? XS_FATE_EXIT : XS_FATE_KILLED, __ATOMIC_RELEASE);
 	xs_control_poke();
@@ -268,6 +245,13 @@ static enum xs_outcome run_call(struct xs_thread *t, long nr, long *a, ucontext_
 		if ((unsigned long)*ret <= -4096UL)
 			xs_creds_changed(t);	/* no runtime thread keeps more */
 		return XS_RETURNED;
+	case SYS_arch_prctl:
+		if (a[0] == ARCH_GET_GS) {	/* the program's view (entry/fast.c) */
+			unsigned long gs = xs_gs_program_view(t);
+			*ret = xs_copy_user((void *)a[1], &gs, sizeof(gs));
+			return XS_RETURNED;
+		}
+		break;
 	case SYS_seccomp:
 	case SYS_prctl:
 		if (enters_strict_mode(nr, a)) {
@@ -309,6 +293,12 @@ void xs_sigsys_handler(int sig, siginfo_t *info, void *ctx)
 	long nr = r[REG_RAX];
 	long a[6] = { r[REG_RDI], r[REG_RSI], r[REG_RDX], r[REG_R10], r[REG_R8], r[REG_R9] };
 	struct xs_thread *t = xs_self();
+
+	/* a fast call that ends here, to deliver what waited for it */
+	if (XS_UNLIKELY(nr == XS_NR_FAST_FINISH) && xs_fast_finish_trap(t, uc)) {
+		errno = saved_errno;
+		return;
+	}
 
 	/* A trap while the thread is inside a counting section is the
 	 * runtime's own (a vDSO fallback, say): run it, count nothing. */
@@ -352,7 +342,9 @@ count_and_run:;
 	long ret = 0;
 	uint64_t wait_mask = 0;
 	bool masked = false;
-	count_exit(t, slot, &t0);
+	unsigned long call_rip = (unsigned long)r[REG_RIP];
+	bool plain = g_fast_on && xs_call_is_plain(t, nr, a);
+	xs_count_exit(t, slot, &t0, false);
 	switch (run_call(t, nr, a, uc, t0, &ret, &wait_mask, &masked)) {
 	case XS_RETURNED:
 		/* (a call the kernel restarts after the program's handler is
@@ -369,6 +361,9 @@ count_and_run:;
 		}
 		if (XS_UNLIKELY(t->held))
 			xs_sig_deliver_held(t, uc, masked ? &wait_mask : NULL);
+		/* a plain call: its site may take the fast entry from now on */
+		if (plain && ret != -XS_ERESTART && ret != -XS_ETRAPPED)
+			xs_rewrite_site(call_rip, nr);
 		break;
 	case XS_NEW_PROCESS:
 		r[REG_RAX] = ret;

@@ -125,6 +125,9 @@ void xs_profile_sample(struct xs_thread *t, ucontext_t *uc)
 		return;
 	struct ring *r = ring_of(t);
 	const greg_t *g = uc->uc_mcontext.gregs;	/* the program's: see the top of the file */
+	greg_t fast_regs[NGREG];
+	if (xs_fast_program_regs(t, uc, fast_regs))
+		g = fast_regs;	/* inside the fast entry: at the program's call */
 	t->ring_busy = 1;
 	uint32_t size = sizeof(struct ring_rec);
 	if (g_config.profile == XS_PROFILE_FP)

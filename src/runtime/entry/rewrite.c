@@ -1,0 +1,392 @@
+/*
+ * The rewriter: dispatch is the catch-all and finds the sites. When a plain
+ * call traps (entry/dispatch.c), the instruction before its `syscall` says
+ * whether the site can take the fast entry:
+ *
+ *   b8 imm32 0f 05   mov $nr,%eax; syscall  (436 of this glibc's 526 sites)
+ *                    the 5-byte mov becomes `jmp rel32` to the site's stub;
+ *   4c 8b 4c 24 08 0f 05   mov 0x8(%rsp),%r9; syscall  (glibc's syscall(2))
+ *                    the same, with the number taken from rax at run time;
+ *   31 c0 0f 05      xor %eax,%eax; syscall  (glibc's read)
+ *                    the 2-byte xor becomes `jmp rel8` to alignment padding
+ *                    within reach (a multi-byte nop right after a `ret`,
+ *                    ending on a 16-byte boundary: never executed), which
+ *                    becomes `jmp rel32` to the stub.
+ *
+ * The `syscall` stays in place, so a thread that reaches it directly (a call
+ * the kernel restarts, code that jumps to it, a thread stopped between the
+ * two instructions) traps and dispatch takes it, as before. The number in
+ * the mov says before anything is written whether the call may ever take
+ * the fast entry (xs_call_needs_dispatch).
+ *
+ * Only code mapped from a file, private, readable, executable and not
+ * writable is rewritten: never the vDSO, a shared mapping, anonymous code
+ * (a JIT's) or memory that is writable and executable. Each page the patch
+ * touches is made writable (and stays executable: other threads run it)
+ * for the write, then gets its own protection back. The write is atomic
+ * for any thread running the site: one locked compare-and-swap of the
+ * aligned 8 or 16 bytes that hold it, or, for a mov that no such word
+ * holds, a jump-to-self first, then the tail, then the head; each step is
+ * followed by membarrier(SYNC_CORE), so that no CPU runs stale bytes.
+ * A site that cannot be rewritten stays on dispatch and is not tried again.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <linux/membarrier.h>
+#include "runtime/runtime.h"
+
+enum site_kind { SITE_MOV, SITE_XOR, SITE_GENERIC };
+
+/* syscall(2)'s last instruction before its syscall: the number is in rax
+ * already, and this one moves it into the stub unchanged. */
+static const unsigned char g_generic_insn[5] = { 0x4c, 0x8b, 0x4c, 0x24, 0x08 };	/* mov 0x8(%rsp),%r9 */
+
+/* Sites that could not be rewritten: not tried again. (A fork child keeps
+ * them; exec starts afresh.) Open addressing; when full, nothing is added
+ * and a refused site costs a look at /proc/self/maps per trap. */
+#define REFUSED_MAX 4096
+static unsigned long g_refused[REFUSED_MAX];
+static uint32_t g_nrefused;
+
+static uint32_t refused_slot(unsigned long site)
+{
+	return (uint32_t)((site * 0x9e3779b97f4a7c15UL) >> 52) % REFUSED_MAX;
+}
+
+static bool refused(unsigned long site)
+{
+	for (uint32_t i = refused_slot(site), n = 0; n < REFUSED_MAX; i = (i + 1) % REFUSED_MAX, n++) {
+		unsigned long v = __atomic_load_n(&g_refused[i], __ATOMIC_RELAXED);
+		if (v == site)
+			return true;
+		if (!v)
+			return false;
+	}
+	return false;
+}
+
+static void refuse(unsigned long site)
+{
+	if (g_nrefused >= REFUSED_MAX * 3 / 4)
+		return;
+	uint32_t i = refused_slot(site);
+	while (g_refused[i] && g_refused[i] != site)
+		i = (i + 1) % REFUSED_MAX;
+	if (!g_refused[i])
+		g_nrefused++;
+	__atomic_store_n(&g_refused[i], site, __ATOMIC_RELAXED);
+}
+
+/* ---- the mappings ---- */
+
+struct vma {
+	unsigned long start, end;
+	int prot;
+	bool ok;	/* private code from a file, not writable */
+};
+
+static char g_maps_buf[4096];	/* (rewrite lock held) */
+
+static unsigned long parse_hex(const char **p)
+{
+	unsigned long v = 0;
+	for (;; (*p)++) {
+		char c = **p;
+		if (c >= '0' && c <= '9')
+			v = v * 16 + (unsigned long)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v * 16 + (unsigned long)(c - 'a' + 10);
+		else
+			return v;
+	}
+}
+
+/* One line of /proc/self/maps: "start-end rwxp offset dev inode   path". */
+static bool parse_line(const char *line, struct vma *v)
+{
+	const char *p = line;
+	v->start = parse_hex(&p);
+	if (*p++ != '-')
+		return false;
+	v->end = parse_hex(&p);
+	if (*p++ != ' ' || strlen(p) < 4)
+		return false;
+	v->prot = (p[0] == 'r' ? PROT_READ : 0) | (p[1] == 'w' ? PROT_WRITE : 0) | (p[2] == 'x' ? PROT_EXEC : 0);
+	bool private = p[3] == 'p';
+	const char *path = p;
+	for (int field = 0; field < 4 && *path; field++) {	/* perms offset dev inode */
+		while (*path && *path != ' ')
+			path++;
+		while (*path == ' ')
+			path++;
+	}
+	v->ok = private && v->prot == (PROT_READ | PROT_EXEC) && *path == '/';
+	return true;
+}
+
+/* The mapping that holds addr. */
+static bool vma_of(unsigned long addr, struct vma *out)
+{
+	long fd = xs_sys4(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	bool found = false;
+	size_t have = 0;
+	for (;;) {
+		long n = xs_sys3(SYS_read, fd, g_maps_buf + have, sizeof(g_maps_buf) - 1 - have);
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		g_maps_buf[have] = 0;
+		char *line = g_maps_buf, *nl;
+		while ((nl = strchr(line, '\n'))) {
+			*nl = 0;
+			struct vma v;
+			if (parse_line(line, &v) && addr >= v.start && addr < v.end) {
+				*out = v;
+				found = true;
+				goto done;
+			}
+			line = nl + 1;
+		}
+		have = strlen(line);
+		memmove(g_maps_buf, line, have);
+	}
+done:
+	xs_sys1(SYS_close, fd);
+	return found;
+}
+
+/* Make [addr, addr + len) writable for a patch, noting each page's own
+ * protection in old[] (at most two mappings). */
+struct patch_window {
+	struct vma vma[2];
+	int n;
+};
+
+static bool open_window(struct patch_window *w, unsigned long addr, unsigned long len)
+{
+	w->n = 0;
+	for (unsigned long a = addr; a < addr + len;) {
+		if (w->n == 2 || !vma_of(a, &w->vma[w->n]) || !w->vma[w->n].ok)
+			return false;
+		a = w->vma[w->n++].end;
+	}
+	unsigned long lo = addr & ~4095UL, hi = (addr + len + 4095) & ~4095UL;
+	if (xs_sys3(SYS_mprotect, lo, hi - lo, PROT_READ | PROT_WRITE | PROT_EXEC) < 0)
+		return false;	/* (a policy that refuses writable code) */
+	return true;
+}
+
+static void close_window(struct patch_window *w, unsigned long addr, unsigned long len)
+{
+	unsigned long lo = addr & ~4095UL, hi = (addr + len + 4095) & ~4095UL;
+	for (int i = 0; i < w->n; i++) {
+		unsigned long s = lo > w->vma[i].start ? lo : w->vma[i].start;
+		unsigned long e = hi < w->vma[i].end ? hi : w->vma[i].end;
+		if (s < e)
+			xs_sys3(SYS_mprotect, s, e - s, w->vma[i].prot);
+	}
+}
+
+/* ---- atomic writes to running code ---- */
+
+static void sync_cores(void)
+{
+	xs_sys3(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
+}
+
+/* Write n bytes at addr with one locked compare-and-swap of the aligned 8
+ * or 16 bytes that hold them; false if no such word holds them. */
+static bool cas_write(unsigned long addr, const unsigned char *bytes, unsigned n)
+{
+	if ((addr & 7) + n <= 8) {
+		uint64_t *word = (uint64_t *)(addr & ~7UL);
+		uint64_t old = __atomic_load_n(word, __ATOMIC_RELAXED), new;
+		do {
+			new = old;
+			memcpy((char *)&new + (addr & 7), bytes, n);
+		} while (!__atomic_compare_exchange_n(word, &old, new, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+		return true;
+	}
+	if ((addr & 15) + n <= 16) {
+		uint64_t *word = (uint64_t *)(addr & ~15UL);
+		uint64_t lo = word[0], hi = word[1];
+		bool done;
+		do {
+			uint64_t nw[2] = { lo, hi };
+			memcpy((char *)nw + (addr & 15), bytes, n);
+			__asm__ __volatile__("lock cmpxchg16b %1\n\tsete %0"
+					     : "=q"(done), "+m"(*(volatile __int128 *)word), "+a"(lo), "+d"(hi)
+					     : "b"(nw[0]), "c"(nw[1])
+					     : "memory", "cc");
+		} while (!done);
+		return true;
+	}
+	return false;
+}
+
+/* Replace the n-byte instruction at addr (n <= 8) by new, atomically for
+ * the threads that run it. */
+static bool replace_insn(unsigned long addr, const unsigned char *new, unsigned n)
+{
+	if (cas_write(addr, new, n)) {
+		sync_cores();
+		return true;
+	}
+	static const unsigned char self_jump[2] = { 0xeb, 0xfe };
+	if (n < 2 || !cas_write(addr, self_jump, 2))
+		return false;
+	sync_cores();	/* from here no thread gets past addr */
+	memcpy((void *)(addr + 2), new + 2, n - 2);
+	sync_cores();
+	cas_write(addr, new, 2);
+	sync_cores();
+	return true;
+}
+
+/* ---- the sites ---- */
+
+/* Alignment padding within a rel8 jump of from (the end of the jump):
+ * a multi-byte nop of at least 5 bytes right after a `ret`, the nops
+ * from there ending on a 16-byte boundary. 0 if none. */
+static unsigned nop_length(const unsigned char *p)
+{
+	unsigned prefixes = 0;
+	while (p[prefixes] == 0x66 && prefixes < 8)
+		prefixes++;
+	const unsigned char *q = p + prefixes;
+	if (q[0] == 0x2e && prefixes)
+		q++;
+	if (q[0] == 0x90 && q == p)
+		return 1;
+	if (q[0] != 0x0f || q[1] != 0x1f)
+		return 0;
+	unsigned base = (unsigned)(q - p) + 2;
+	switch (q[2]) {
+	case 0x00: return base + 1;
+	case 0x40: return q[3] == 0 ? base + 2 : 0;
+	case 0x44: return q[3] == 0 && q[4] == 0 ? base + 3 : 0;
+	case 0x80: return !q[3] && !q[4] && !q[5] && !q[6] ? base + 5 : 0;
+	case 0x84: return !q[3] && !q[4] && !q[5] && !q[6] && !q[7] ? base + 6 : 0;
+	}
+	return 0;
+}
+
+static unsigned long find_padding(unsigned long from)
+{
+	unsigned char code[320];
+	unsigned long lo = from - 128 - 32;
+	if (xs_copy_user(code, (const void *)lo, sizeof(code)) < 0)
+		return 0;
+	for (unsigned long p = from - 128; p <= from + 127; p++) {
+		const unsigned char *c = code + (p - lo);
+		if (c[-1] != 0xc3)
+			continue;
+		unsigned first = nop_length(c);
+		if (first < 5)
+			continue;
+		unsigned long q = p;
+		for (unsigned len = first; len && q + len <= lo + sizeof(code) - 16; len = nop_length(code + (q - lo))) {
+			q += len;
+			if (!(q & 15))
+				return p;
+		}
+	}
+	return 0;
+}
+
+static void jump_rel32(unsigned char out[5], unsigned long from, unsigned long to)
+{
+	int32_t rel = (int32_t)((long)to - (long)(from + 5));
+	out[0] = 0xe9;
+	memcpy(out + 1, &rel, 4);
+}
+
+/* A 5-byte instruction right before the syscall, replaced by a jump; the
+ * stub runs it (set_eax: the same bytes). */
+static bool rewrite_five(unsigned long site, const unsigned char set_eax[5])
+{
+	struct patch_window w;
+	if (!open_window(&w, site, 5))
+		return false;
+	bool ok = false;
+	unsigned long stub = xs_stub_make(site, site + 5, set_eax);
+	if (stub) {
+		unsigned char jump[5];
+		jump_rel32(jump, site, stub);
+		ok = replace_insn(site, jump, 5);
+	}
+	close_window(&w, site, 5);
+	return ok;
+}
+
+static bool rewrite_xor(unsigned long site)
+{
+	static const unsigned char set_eax[5] = { 0x31, 0xc0, 0x0f, 0x1f, 0x00 };	/* xor; nopl (%rax) */
+	unsigned long pad = find_padding(site + 2);
+	if (!pad)
+		return false;
+	unsigned long lo = pad < site ? pad : site, hi = pad + 5 > site + 2 ? pad + 5 : site + 2;
+	struct patch_window w;
+	if (!open_window(&w, lo, hi - lo))
+		return false;
+	bool ok = false;
+	unsigned long stub = xs_stub_make(site, site + 2, set_eax);
+	if (stub) {
+		unsigned char jump[5], short_jump[2] = { 0xeb, (unsigned char)(int8_t)((long)pad - (long)(site + 2)) };
+		jump_rel32(jump, pad, stub);
+		memcpy((void *)pad, jump, 5);	/* never executed until the next write */
+		sync_cores();
+		ok = cas_write(site, short_jump, 2);
+		sync_cores();
+	}
+	close_window(&w, lo, hi - lo);
+	return ok;
+}
+
+void xs_rewrite_site(unsigned long rip, long nr)
+{
+	unsigned char b[7];
+	unsigned long call_insn = rip - 2, site;
+	enum site_kind kind;
+	int32_t imm;
+
+	if (!g_fast_on)
+		return;
+	if (xs_copy_user(b, (const void *)(call_insn - 5), 7) < 0 || b[5] != 0x0f || b[6] != 0x05)
+		return;
+	memcpy(&imm, b + 1, 4);
+	if (!memcmp(b, g_generic_insn, 5)) {
+		kind = SITE_GENERIC;	/* whatever this call's number: each call decides */
+		site = call_insn - 5;
+	} else if (xs_call_needs_dispatch(nr)) {
+		return;
+	} else if (b[0] == 0xb8 && imm == nr) {
+		kind = SITE_MOV;
+		site = call_insn - 5;
+	} else if (nr == 0 && b[3] == 0x31 && b[4] == 0xc0) {
+		kind = SITE_XOR;
+		site = call_insn - 2;
+	} else {
+		return;
+	}
+	if (refused(site))
+		return;
+	unsigned char b0 = b[0];
+	sigset_t old;
+	xs_block_all_signals(&old);
+	xs_spin_lock(&g_proc->rewrite_lock);
+	/* another thread may have been first */
+	if (xs_copy_user(b, (const void *)(call_insn - 5), 7) == 0 &&
+	    (kind == SITE_XOR ? (b[3] == 0x31 && b[4] == 0xc0) : b[0] == b0)) {
+		bool ok = kind == SITE_XOR ? rewrite_xor(site) : rewrite_five(site, b);
+		if (!ok)
+			refuse(site);
+	}
+	xs_spin_unlock(&g_proc->rewrite_lock);
+	xs_restore_signals(&old);
+}
