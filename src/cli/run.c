@@ -34,6 +34,7 @@ static const char g_run_usage[] =
 	"  -i, --interval MS      also close a window every MS milliseconds\n"
 	"      --format FMT       text (default) | gramine | none: what the log shows\n"
 	"      --log FILE         write the log to FILE instead of the program's stderr\n"
+	"      --no-fast-path     trap every call (Syscall User Dispatch only), as EXITSCOPE_FAST_PATH=off\n"
 	"  -h, --help             this text\n"
 	"The status is the program's own. exitscope's own refusals are 2 (usage) and 121-127,\n"
 	"each with one line 'exitscope: ...' on stderr before the program would start.\n";
@@ -302,12 +303,13 @@ int cmd_run(int argc, char **argv)
 		{ "call-graph", required_argument, NULL, 'g' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "no-records", no_argument, NULL, 'n' },
+		{ "no-fast-path", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *dir = NULL, *format = "text", *log = NULL;
 	int ctl_signal = SIGUSR1;
-	bool profile = false, records = true;
+	bool profile = false, records = true, fast_path = true;
 	const char *call_graph = "dwarf";
 	unsigned long frequency = 199;
 	unsigned long interval = 0;
@@ -343,6 +345,9 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'n':
 			records = false;
+			break;
+		case 'N':
+			fast_path = false;
 			break;
 		case 'F': {
 			char *end;
@@ -447,6 +452,11 @@ int cmd_run(int argc, char **argv)
 		return XS_EXIT_INTERNAL;
 	snprintf(num, sizeof(num), "%lu", frequency);
 	if (set_env("EXITSCOPE_PROFILE", profile ? call_graph : "off") || set_env("EXITSCOPE_FREQUENCY", num))
+		return XS_EXIT_INTERNAL;
+	/* Without the option, an EXITSCOPE_FAST_PATH=off already in the
+	 * environment is left for the runtime to read: the whole suite can be run
+	 * a second time with the fast path off. */
+	if (!fast_path && set_env("EXITSCOPE_FAST_PATH", "off"))
 		return XS_EXIT_INTERNAL;
 	static const char *const inner[] = { "EXITSCOPE_HANDOFF", "EXITSCOPE_DIR_FD", "EXITSCOPE_RECORD_FD",
 					     "EXITSCOPE_SIGMASK", NULL };
