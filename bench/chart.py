@@ -13,6 +13,7 @@ from stats import LABEL, VARIANTS  # the variants' names live in one place
 ORDER = [v for v in VARIANTS if v != "native"]
 COLOR = {
     "xs": "#1f6fb4",
+    "xsnf": "#0b3a66",
     "xsp": "#7fb2e0",
     "strace": "#d2492a",
     "ptrace": "#e8a33d",

@@ -2,6 +2,8 @@
 #   die MSG / say MSG           fail loudly / progress on stderr
 #   wrap VARIANT                sets WRAP=(...), the command prefix of a variant
 #   check_variant VARIANT       after a run: did the tool really record? (or die)
+#                               Under exitscope it also appends the run's exits and
+#                               how many took the fast path to VTMP/exits.cur
 #   elapsed VARIANT T0 T1       the run's seconds: T1 - T0 (two readings of bash's
 #                               $EPOCHREALTIME, no process spawned to read the
 #                               clock), except under perf
@@ -14,10 +16,13 @@ say() { echo "$*" >&2; }
 export LC_ALL=C   # a '.' in $EPOCHREALTIME and in awk's numbers
 
 # The variants, in the order they alternate within a round, and their labels.
-ALL_VARIANTS=(native xs xsp strace ptrace pstat precord)
+# xs is the default (the fast path where a call site allows it), xsnf the
+# same with every call trapped (Syscall User Dispatch only).
+ALL_VARIANTS=(native xs xsnf xsp strace ptrace pstat precord)
 declare -A VLABEL=(
   [native]="native"
   [xs]="exitscope run"
+  [xsnf]="exitscope run --no-fast-path"
   [xsp]="exitscope run -p"
   [strace]="strace -f -c"
   [ptrace]="perf trace -s"
@@ -34,6 +39,7 @@ wrap() {
   case $v in
     native)  WRAP=() ;;
     xs)      WRAP=("$XS" run -o "$VTMP/out" --log "$VTMP/xs.log" --) ;;
+    xsnf)    WRAP=("$XS" run --no-fast-path -o "$VTMP/out" --log "$VTMP/xs.log" --) ;;
     xsp)     WRAP=("$XS" run -p -o "$VTMP/out" --log "$VTMP/xs.log" --) ;;
     strace)  WRAP=(strace -f -c -o "$VTMP/tool.out" --) ;;
     ptrace)  WRAP=(perf trace -s -o "$VTMP/tool.out" --) ;;
@@ -49,14 +55,32 @@ check_variant() {
   local v=$1
   case $v in
     native) ;;
-    xs | xsp)
+    xs | xsnf | xsp)
       compgen -G "$VTMP/out/exitscope-*.jsonl" >/dev/null || die "$v: no exitscope record in $VTMP/out"
-      if [ "$v" = xsp ]; then compgen -G "$VTMP/out/exitscope-*-*.data" >/dev/null || die "xsp: no profile written"; fi ;;
+      if [ "$v" = xsp ]; then compgen -G "$VTMP/out/exitscope-*-*.data" >/dev/null || die "xsp: no profile written"; fi
+      count_exits "$v" ;;
     strace) grep -q 'total' "$VTMP/tool.out" 2>/dev/null || die "strace: no summary" ;;
     ptrace) grep -q 'Summary of events' "$VTMP/tool.out" 2>/dev/null || die "perf trace: no summary" ;;
     pstat)  grep -q 'syscalls:sys_enter_' "$VTMP/tool.out" 2>/dev/null || die "perf stat: no counts" ;;
     precord) [ -s "$VTMP/perf.data" ] || die "perf record: no perf.data" ;;
   esac
+}
+
+# count_exits VARIANT: the run's exits (every process's windows, which add
+# up to its total) and how many took the fast path (exits_fast, from
+# bench/exits.py), appended to VTMP/exits.cur as "VARIANT EXITS FAST HAS",
+# HAS 0 when no record has the exits_fast field (a build without the fast
+# path). Under --no-fast-path a fast exit means the option did not work, and
+# the variant would not measure what its label says: stop.
+count_exits() {
+  local v=$1 line e f h
+  line=$(/usr/bin/python3 "$(dirname "${BASH_SOURCE[0]}")/exits.py" "$VTMP"/out/exitscope-*.jsonl) ||
+    die "$v: cannot read the exits from the record"
+  read -r e f h <<<"$line"
+  if [ "$v" = xsnf ] && [ "$f" != 0 ]; then
+    die "xsnf: $f of $e exits took the fast path under --no-fast-path"
+  fi
+  printf '%s\t%s\t%s\t%s\n' "$v" "$e" "$f" "$h" >>"$VTMP/exits.cur"
 }
 
 # elapsed VARIANT T0 T1: seconds the workload ran. perf stat with every

@@ -1,10 +1,14 @@
-"""bench/stats.py SAMPLES SKIPPED RATIOS_TSV: the ratio table and the table of
-absolute numbers, in markdown on stdout, from the samples bench/run collected.
+"""bench/stats.py SAMPLES SKIPPED RATIOS_TSV [EXITS]: the ratio table, the
+table of absolute numbers, the share of exits that took the fast path and the
+issue's targets, in markdown on stdout, from the samples bench/run collected.
 
 SAMPLES: lines "METRIC<TAB>VARIANT<TAB>ROUND<TAB>VALUE".
 SKIPPED: lines "VARIANT<TAB>REASON" (variants that could not run here).
 RATIOS_TSV (written): "METRIC_LABEL<TAB>VARIANT<TAB>MEDIAN<TAB>MIN<TAB>MAX" per
 ratio, for bench/chart.py.
+EXITS: lines "KEY<TAB>VARIANT<TAB>ROUND<TAB>EXITS<TAB>FAST<TAB>HAS" per run
+under exitscope (bench/exits.py; KEY: the metric, or "redis" for the server's
+whole run; HAS 0: the record has no exits_fast field).
 
 A ratio is taken per round (the variant against native in the same round,
 the variants alternating within a round), then median, min and max over the
@@ -17,10 +21,11 @@ import os
 import sys
 from collections import defaultdict
 
-VARIANTS = ["native", "xs", "xsp", "strace", "ptrace", "pstat", "precord"]
+VARIANTS = ["native", "xs", "xsnf", "xsp", "strace", "ptrace", "pstat", "precord"]
 LABEL = {
     "native": "native",
     "xs": "exitscope run",
+    "xsnf": "exitscope run --no-fast-path",
     "xsp": "exitscope run -p",
     "strace": "strace -f -c",
     "ptrace": "perf trace -s",
@@ -46,6 +51,29 @@ METRICS = [
     ("cpu", "CPU-bound (tp_hot, 2 threads)", "s", False),
 ]
 
+# the variants whose record says how many exits took the fast path
+XS_VARIANTS = ["xs", "xsnf", "xsp"]
+# issue 11's targets for exitscope run (the fast path), times slower than
+# native, on the median ratio
+TARGETS = {
+    "getppid": 1.3,
+    "dd": 1.4,
+    "sqlite_insert": 1.2,
+    "sqlite_query": 1.2,
+    "redis_set_p1_rps": 1.2,
+    "redis_get_p1_rps": 1.2,
+    "redis_set_p16_rps": 1.2,
+    "redis_get_p16_rps": 1.2,
+}
+# wall-time workloads where native time / calls is a fair "ns per call": the
+# run is system calls (the CPU-bound one is not)
+PER_CALL = {"dd", "sqlite_insert", "sqlite_query"}
+FAST_COL = "fast path (exitscope run)"
+
+
+def exits_key(metric):
+    return "redis" if metric.startswith("redis_") else metric
+
 
 def median(v):
     v = sorted(v)
@@ -63,8 +91,44 @@ def fmt(x):
     return "%.3f" % x
 
 
+def load_exits(path):
+    """(key, variant) -> {round: (exits, fast, has)}"""
+    runs = defaultdict(dict)
+    if path:
+        for line in open(path):
+            key, variant, rnd, e, f, h = line.rstrip("\n").split("\t")
+            runs[(key, variant)][rnd] = (int(e), int(f), h == "1")
+    return runs
+
+
+def fast_cell(runs, key, v):
+    """The share of exits that took the fast path: median (min-max) over the
+    rounds, and the exits of one run (median)."""
+    r = runs.get((key, v))
+    if not r:
+        return "–"
+    if not any(h for _, _, h in r.values()):
+        return "n/a (no exits_fast field)"
+    shares = [100.0 * f / e if e else 0.0 for e, f, _ in r.values()]
+    n = median([e for e, _, _ in r.values()])
+    return "**%.1f%%** (%.1f–%.1f%%) of %s exits" % (median(shares), min(shares), max(shares), "{:,.0f}".format(n))
+
+
+def native_cell(data, runs, metric, unit):
+    """native's median, as ns per call where there is a count of calls."""
+    nat = median(list(data[(metric, "native")].values()))
+    if unit == "ns/call":
+        return "%s ns/call" % fmt(nat)
+    calls = runs.get((exits_key(metric), "xsnf")) or runs.get((exits_key(metric), "xs"))
+    if metric in PER_CALL and calls:
+        n = median([e for e, _, _ in calls.values()])
+        return "%s ns/call (%s %s ÷ %s calls)" % (fmt(nat * 1e9 / n), fmt(nat), unit, "{:,.0f}".format(n))
+    return "%s %s" % (fmt(nat), unit)
+
+
 def main():
     samples_path, skipped_path, ratios_path = sys.argv[1:4]
+    runs = load_exits(sys.argv[4] if len(sys.argv) > 4 else None)
     data = defaultdict(dict)  # (metric, variant) -> {round: value}
     for line in open(samples_path):
         metric, variant, rnd, value = line.rstrip("\n").split("\t")
@@ -81,9 +145,10 @@ def main():
                 sys.exit("stats: no sample of %s under %s" % (m[0], v))
     others = [v for v in VARIANTS if v != "native"]
     out = []
-    out.append("| workload | " + " | ".join(LABEL[v] for v in others) + " |")
-    out.append("|---|" + "---|" * len(others))
+    out.append("| workload | native | " + " | ".join(LABEL[v] for v in others) + " | " + FAST_COL + " |")
+    out.append("|---|---|" + "---|" * len(others) + "---|")
     tsv = []
+    ratio = {}  # (metric, variant) -> median ratio
     for metric, label, unit, higher in metrics:
         if higher is None:
             continue
@@ -103,8 +168,12 @@ def main():
             ratios = [(nat[r] / vals[r]) if higher else (vals[r] / nat[r]) for r in rounds]
             med = median(ratios)
             cells.append("**%.2f** (%.2f–%.2f)" % (med, min(ratios), max(ratios)))
+            ratio[(metric, v)] = cells[-1]
             tsv.append("%s\t%s\t%.4f\t%.4f\t%.4f" % (label, v, med, min(ratios), max(ratios)))
-        out.append("| %s | %s |" % (label, " | ".join(cells)))
+            if v == "xs":
+                ratio[(metric, "xs_med")] = med
+        out.append("| %s | %s | %s | %s |" % (label, native_cell(data, runs, metric, unit), " | ".join(cells),
+                                               fast_cell(runs, exits_key(metric), "xs")))
     out.append("")
     out.append("Absolute numbers, median (min–max) over the rounds:")
     out.append("")
@@ -121,6 +190,45 @@ def main():
             else:
                 cells.append("%s (%s–%s)" % (fmt(median(vals)), fmt(min(vals)), fmt(max(vals))))
         out.append("| %s | %s | %s |" % (label, unit, " | ".join(cells)))
+    keys = []
+    for metric, label, unit, higher in metrics:
+        k = exits_key(metric)
+        if k not in [x[0] for x in keys]:
+            keys.append((k, "redis-server, its whole run (SET and GET, -P 1 and -P 16)" if k == "redis" else label))
+    xs_ran = [v for v in XS_VARIANTS if v in ran]
+    if xs_ran:
+        out.append("")
+        out.append("### The fast path: share of exits")
+        out.append("")
+        out.append("Of the exits (system calls issued) that each exitscope variant recorded, the share that took")
+        out.append("the fast path (`exits_fast / exits`, every process's windows summed): median (min–max) over")
+        out.append("the rounds, and the exits of one run (median). *n/a*: this build's records have no")
+        out.append("`exits_fast` field (no fast path). Under `--no-fast-path` it must be 0: a fast exit stops the run.")
+        out.append("")
+        out.append("| workload | " + " | ".join(LABEL[v] for v in xs_ran) + " |")
+        out.append("|---|" + "---|" * len(xs_ran))
+        for k, label in keys:
+            out.append("| %s | %s |" % (label, " | ".join(fast_cell(runs, k, v) for v in xs_ran)))
+    tgt = [(m, l, u) for m, l, u, h in metrics if m in TARGETS and (m, "xs_med") in ratio]
+    if tgt:
+        cols = ["xsnf", "strace", "ptrace", "pstat", "precord"]
+        out.append("")
+        out.append("### Issue 11's targets")
+        out.append("")
+        out.append("Times slower than native, median (min–max) as above; *met* when exitscope run's median ratio")
+        out.append("is at most the target. The native column gives the scale: a ratio over a cheap call is a")
+        out.append("larger share of the call.")
+        out.append("")
+        out.append("| workload | native | target | exitscope run | met? | " + FAST_COL + " | "
+                   + " | ".join(LABEL[v] for v in cols) + " |")
+        out.append("|---|---|---|---|---|---|" + "---|" * len(cols))
+        for metric, label, unit in tgt:
+            t = TARGETS[metric]
+            met = "met" if ratio[(metric, "xs_med")] <= t else "missed"
+            cells = [("not run" if v in skipped else ratio.get((metric, v), "–")) for v in cols]
+            out.append("| %s | %s | ≤ %.1f | %s | %s | %s | %s |" % (
+                label, native_cell(data, runs, metric, unit), t, ratio[(metric, "xs")], met,
+                fast_cell(runs, exits_key(metric), "xs"), " | ".join(cells)))
     if skipped:
         out.append("")
         for v, reason in skipped.items():

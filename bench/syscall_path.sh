@@ -5,7 +5,13 @@
 #      native; bench/sud_floor empty (Syscall User Dispatch with a handler
 #      that does nothing: the kernel's SIGSYS delivery and rt_sigreturn);
 #      bench/sud_floor pass (the same handler makes the real call: the
-#      smallest interposer); exitscope run (bench/getppid_loop).
+#      smallest interposer); exitscope run (bench/getppid_loop), and with
+#      --no-fast-path; and the fast path step by step (bench/fp_floor, on a
+#      site shaped like glibc's getppid: raw call, dispatch armed with the
+#      call in the allowed region, a trampoline round trip, the trampoline
+#      plus counting, plus two TSC reads; glibc's getppid() natively, under
+#      exitscope run and under --no-fast-path), with the share of exitscope's
+#      exits that took the fast path (bench/exits.py).
 #   2. perf stat: kernel entries and signal deliveries per call, natively and
 #      under exitscope (tracepoints raw_syscalls:sys_enter,
 #      signal:signal_deliver), and whether the VM has hardware counters.
@@ -26,7 +32,8 @@ SP_ROUNDS=${SP_ROUNDS:-5}
 SP_N=${SP_N:-500000}
 LOOP=$XS_BUILD/bench/getppid_loop
 FLOOR=$XS_BUILD/bench/sud_floor
-for f in "$XS" "$LOOP" "$FLOOR"; do [ -x "$f" ] || die "syscall_path: missing '$f' (bench/run builds it)"; done
+FP=$XS_BUILD/bench/fp_floor
+for f in "$XS" "$LOOP" "$FLOOR" "$FP"; do [ -x "$f" ] || die "syscall_path: missing '$f' (bench/run builds it)"; done
 command -v perf >/dev/null || die "syscall_path: perf is not installed"
 [ "$(id -u)" = 0 ] || die "syscall_path: needs root (tracepoints, kernel symbols)"
 VTMP=$(mktemp -d "${TMPDIR:-/tmp}/xs-sp.XXXXXX")
@@ -39,12 +46,19 @@ ns_of() {
   echo "${BASH_REMATCH[1]}"
 }
 
+# Each exitscope variant keeps its records in a directory of its own, so that
+# the share of fast exits is read from its runs alone.
 declare -A ns
 say "syscall_path: ns per getppid, $SP_ROUNDS rounds"
 for r in $(seq "$SP_ROUNDS"); do
-  for v in native empty pass xs; do
+  for v in native empty pass xs xsnf raw region tramp count count_tsc libc xs_libc xsnf_libc; do
+    mkdir -p "$VTMP/rec-$v"
     case $v in
-      xs) x=$(ns_of "$XS" run -o "$VTMP" --format none -- "$LOOP" "$SP_N") ;;
+      xs) x=$(ns_of "$XS" run -o "$VTMP/rec-$v" --format none -- "$LOOP" "$SP_N") ;;
+      xsnf) x=$(ns_of "$XS" run --no-fast-path -o "$VTMP/rec-$v" --format none -- "$LOOP" "$SP_N") ;;
+      xs_libc) x=$(ns_of "$XS" run -o "$VTMP/rec-$v" --format none -- "$FP" libc "$SP_N") ;;
+      xsnf_libc) x=$(ns_of "$XS" run --no-fast-path -o "$VTMP/rec-$v" --format none -- "$FP" libc "$SP_N") ;;
+      raw | region | tramp | count | count_tsc | libc) x=$(ns_of "$FP" "$v" "$SP_N") ;;
       *)  x=$(ns_of "$FLOOR" "$v" "$SP_N") ;;
     esac
     ns[$v]+="$x "
@@ -56,6 +70,20 @@ med() { tr ' ' '\n' <<<"${ns[$1]}" | grep . | sort -g | awk '{ v[NR] = $1 } END 
 range() { tr ' ' '\n' <<<"${ns[$1]}" | grep . | sort -g | awk '{ v[NR] = $1 } END { printf "%.0f (%.0f–%.0f)", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR] }'; }
 m_nat=$(med native); m_empty=$(med empty); m_pass=$(med pass); m_xs=$(med xs)
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f%%", 100 * a / b }'; }
+# dmed A B: median A - median B, signed
+dmed() { echo $(($(med "$1") - $(med "$2"))); }
+# fast VARIANT: the share of the variant's exits (all rounds) that took the fast path
+fast() {
+  local e f h
+  read -r e f h < <(/usr/bin/python3 bench/exits.py "$VTMP/rec-$1"/exitscope-*.jsonl) || die "syscall_path: no record of $1"
+  [ -n "${h:-}" ] || die "syscall_path: no record of $1"
+  if [ "$h" = 0 ]; then echo "n/a (no exits_fast field)"
+  else awk -v e="$e" -v f="$f" 'BEGIN { printf "%.1f%% of %d", 100 * f / e, e }'; fi
+}
+for v in xsnf xsnf_libc; do
+  read -r _ f _ < <(/usr/bin/python3 bench/exits.py "$VTMP/rec-$v"/exitscope-*.jsonl)
+  [ "${f:-x}" = 0 ] || die "syscall_path: under --no-fast-path ($v), $f exits took the fast path"
+done
 
 # 2. perf stat: entries and deliveries per call
 say "syscall_path: perf stat"
@@ -105,6 +133,11 @@ ns per call, median (min–max):
 | Syscall User Dispatch, empty handler (\`sud_floor empty\`) | $(range empty) | SIGSYS delivery + rt_sigreturn, no real call | $((m_empty - m_nat)) over native |
 | the same handler making the real call (\`sud_floor pass\`) | $(range pass) | + the real call from the allowed region | $((m_pass - m_empty)) |
 | \`exitscope run\` (\`getppid_loop\`) | $(range xs) | + exitscope's handler: counting, clocks, the runtime's checks | $((m_xs - m_pass)) |
+| \`exitscope run --no-fast-path\` (\`getppid_loop\`) | $(range xsnf) | every call trapped | $(dmed xsnf xs) over \`exitscope run\` |
+
+Exits that took the fast path: under \`exitscope run\` $(fast xs), under \`--no-fast-path\` $(fast xsnf).
+\`getppid_loop\` calls through \`syscall(2)\`, whose number is in a register
+(\`mov %rdi,%rax ... syscall\`), not in a \`mov \$NR,%eax\` right before the \`syscall\`.
 
 Of exitscope's $((m_xs - m_nat)) ns over native per call, the kernel's SIGSYS delivery and sigreturn
 (the empty handler's cost over native) are $((m_empty - m_nat)) ns ($(pct $((m_empty - m_nat)) $((m_xs - m_nat)))), and exitscope's own handler is $((m_xs - m_pass)) ns ($(pct $((m_xs - m_pass)) $((m_xs - m_nat)))).
@@ -137,4 +170,24 @@ Top symbols:
 | % | where | symbol |
 |---|---|---|
 $(head -12 "$VTMP/syms" | awk -F'\t' '{ printf "| %s | %s | `%s` |\n", $1, $2, $3 }')
+
+### The fast path, step by step
+
+\`bench/fp_floor MODE\` on a call site shaped like glibc's \`getppid\` (\`mov \$110,%eax; syscall; ret\`),
+same loop and rounds, ns per call, median (min–max); each step adds to the one above it:
+
+| step | ns per call | adds (median) |
+|---|---|---|
+| the raw call, dispatch off (\`raw\`) | $(range raw) | – |
+| dispatch armed, the call inside the allowed region, no selector (\`region\`) | $(range region) | $(dmed region raw) |
+| a trampoline round trip doing nothing: the site's \`mov\` is a \`jmp rel32\` to a trampoline that makes the call from the region and jumps back (\`tramp\`) | $(range tramp) | $(dmed tramp region) |
+| the trampoline plus counting: red zone stepped over, argument registers saved, C code (general registers only) before and after the call, counters in thread-local storage (\`count\`) | $(range count) | $(dmed count tramp) |
+| plus a TSC read before and after the call (\`count_tsc\`) | $(range count_tsc) | $(dmed count_tsc count) |
+| glibc's \`getppid()\`, natively (\`libc\`) | $(range libc) | – |
+| the whole fast path: \`exitscope run -- fp_floor libc\` | $(range xs_libc) | $(dmed xs_libc libc) over \`libc\`; fast exits: $(fast xs_libc) |
+| the same with \`--no-fast-path\` | $(range xsnf_libc) | $(dmed xsnf_libc libc) over \`libc\`; fast exits: $(fast xsnf_libc) |
+
+The stand-ins run their C code on the program's stack, below the red zone; a fast path in someone
+else's process must move to a stack of its own, which they do not price. A difference smaller
+than the spread of its rows is noise on this shared VM.
 EOF

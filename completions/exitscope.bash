@@ -76,7 +76,7 @@ _exitscope()
         esac
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W "-o --output-dir -n --no-records -p --profile -F --frequency
-                -g --call-graph -s --signal -i --interval --format --log -h --help --" -- "$cur"))
+                -g --call-graph -s --signal -i --interval --format --log --no-fast-path -h --help --" -- "$cur"))
         else
             compopt -o filenames 2>/dev/null
             COMPREPLY=($(compgen -c -- "$cur"))
