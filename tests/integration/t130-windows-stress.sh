@@ -85,8 +85,10 @@ def diff(a; b; what): ((a + b) | keys[]) as $k | select((a[$k] // 0) != (b[$k] /
 check_process() {
   local want out
   if [ ! -s "$2" ] || [ ! -s "$3" ]; then fail "$1" "missing '$2' or '$3'"; return; fi
-  want=$(awk '$1 != "marks" { printf "%s\"%s\": [%s, %s]", sep, $1, $2, $3; sep = ", " } END { print "" }' "$3")
-  if ! out=$(jq -sr --argjson want "{$want}" "$SUMS_JQ" "$2" 2>&1); then fail "$1" "jq failed: ${out:0:500}"; return; fi
+  # (in a file: with thousands of threads it is longer than one argument may be)
+  want="$SCRATCH/want.$$.json"
+  awk 'BEGIN { printf "{" } $1 != "marks" { printf "%s\"%s\": [%s, %s]", sep, $1, $2, $3; sep = ", " } END { print "}" }' "$3" >"$want"
+  if ! out=$(jq -sr --slurpfile wants "$want" "\$wants[0] as \$want | $SUMS_JQ" "$2" 2>&1); then fail "$1" "jq failed: ${out:0:500}"; return; fi
   if [ -z "$out" ]; then ok "$1"; else mapfile -t lines < <(head -n 20 <<<"$out"); fail "$1" "${lines[@]}"; fi
 }
 
