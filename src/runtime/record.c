@@ -233,6 +233,7 @@ static void format_text(struct xs_window *w, struct xs_buf *b)
 	xs_buf_add(b, ") -----\n");
 	xs_buf_add(b, "                          window         total\n");
 	text_row(b, "exits", w->window.exits, w->total.exits);
+	text_row(b, "  fast path", w->window.exits_fast, w->total.exits_fast);
 	text_row(b, "enters", w->window.enters, w->total.enters);
 	text_row(b, "sync signals", w->window.sync_signals, w->total.sync_signals);
 	text_row(b, "async signals", w->window.async_signals, w->total.async_signals);

@@ -201,6 +201,7 @@ __attribute__((constructor)) static void xs_start(void)
 		g_config.profile = XS_PROFILE_OFF;
 		xs_log("exitscope: cannot set up the profiler; the stats go on without it\n");
 	}
+	xs_call_init();
 	xs_fast_init();
 	struct xs_thread *t = xs_thread_alloc(XS_KIND_THREAD, g_proc->pid);
 	if (t) {

@@ -296,19 +296,8 @@ static inline void xs_section_enter_wait(struct xs_thread *t)
 /* ---- entry/dispatch.c: the trap (Syscall User Dispatch, SIGSYS) ---- */
 int xs_dispatch_enable(void);
 
-/* ---- call.c: what decides and counts a call, for both entries ---- */
-/* Count the exit of call slot (nr, or XS_NR_OTHER) in t's block; *t0 gets
- * the tick count the return is measured from. fast: through a trampoline. */
-void xs_count_exit(struct xs_thread *t, long slot, uint64_t *t0, bool fast);
-void xs_count_return(struct xs_thread *t, long slot, long ret, uint64_t t0);
-/* May call nr run as it is, with nothing of the runtime's around it (no
- * emulation, no runtime descriptor, no special state of the thread)? The
- * fast entry takes only these; the others go to dispatch. */
-bool xs_call_is_plain(const struct xs_thread *t, long nr, const long *a);
-/* Calls that never take the fast entry, whatever their arguments: they
- * need the thread's whole context or are emulated (the rewriter leaves
- * their sites alone). */
-bool xs_call_needs_dispatch(long nr);
+/* ---- call.c, call.h: what decides and counts a call, for both entries ---- */
+void xs_call_init(void);
 
 /* ---- clock.c: the time of a call, in TSC ticks ---- */
 int xs_clock_init(void);

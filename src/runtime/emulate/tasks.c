@@ -24,7 +24,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <asm/prctl.h>
-#include "runtime/runtime.h"
+#include "runtime/call.h"
 
 struct handoff {
 	void *rip;

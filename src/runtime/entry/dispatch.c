@@ -18,7 +18,7 @@
 #include <linux/seccomp.h>
 #include <sys/syscall.h>
 #include <asm/prctl.h>
-#include "runtime/runtime.h"
+#include "runtime/call.h"
 
 #ifndef SYS_USER_DISPATCH
 #define SYS_USER_DISPATCH 2

@@ -26,7 +26,7 @@
 #include <sys/syscall.h>
 #include <asm/prctl.h>
 #include <linux/membarrier.h>
-#include "runtime/runtime.h"
+#include "runtime/call.h"
 
 #ifndef HWCAP2_FSGSBASE
 #define HWCAP2_FSGSBASE (1 << 1)

@@ -36,7 +36,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <linux/membarrier.h>
-#include "runtime/runtime.h"
+#include "runtime/call.h"
 
 enum site_kind { SITE_MOV, SITE_XOR, SITE_GENERIC };
 
