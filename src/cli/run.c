@@ -34,6 +34,8 @@ static const char g_run_usage[] =
 	"  -i, --interval MS      also close a window every MS milliseconds\n"
 	"      --format FMT       text (default) | gramine | none: what the log shows\n"
 	"      --log FILE         write the log to FILE instead of the program's stderr\n"
+	"      --no-fast-path     trap every system call (no rewritten call sites); the same as\n"
+	"                         EXITSCOPE_FAST_PATH=off in exitscope's environment\n"
 	"  -h, --help             this text\n"
 	"The status is the program's own. exitscope's own refusals are 2 (usage) and 121-127,\n"
 	"each with one line 'exitscope: ...' on stderr before the program would start.\n";
@@ -302,12 +304,13 @@ int cmd_run(int argc, char **argv)
 		{ "call-graph", required_argument, NULL, 'g' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "no-records", no_argument, NULL, 'n' },
+		{ "no-fast-path", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *dir = NULL, *format = "text", *log = NULL;
 	int ctl_signal = SIGUSR1;
-	bool profile = false, records = true;
+	bool profile = false, records = true, fast_path = true;
 	const char *call_graph = "dwarf";
 	unsigned long frequency = 199;
 	unsigned long interval = 0;
@@ -343,6 +346,9 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'n':
 			records = false;
+			break;
+		case 'P':
+			fast_path = false;
 			break;
 		case 'F': {
 			char *end;
@@ -447,6 +453,11 @@ int cmd_run(int argc, char **argv)
 		return XS_EXIT_INTERNAL;
 	snprintf(num, sizeof(num), "%lu", frequency);
 	if (set_env("EXITSCOPE_PROFILE", profile ? call_graph : "off") || set_env("EXITSCOPE_FREQUENCY", num))
+		return XS_EXIT_INTERNAL;
+	/* The runtime reads the variable; like every EXITSCOPE_ one, the
+	 * program never sees it. Without the option, a value already in the
+	 * environment is passed on as it is. */
+	if (!fast_path && set_env("EXITSCOPE_FAST_PATH", "off"))
 		return XS_EXIT_INTERNAL;
 	static const char *const inner[] = { "EXITSCOPE_HANDOFF", "EXITSCOPE_DIR_FD", "EXITSCOPE_RECORD_FD",
 					     "EXITSCOPE_SIGMASK", NULL };
