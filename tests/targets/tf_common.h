@@ -15,7 +15,9 @@
  *   expect child:NAME NAME=CALLS...      exact totals in the record of child NAME
  *   child NAME PID                       the pid of a child process with a record
  *   vary LABEL NAME...                   calls whose count in window LABEL may differ
- *                                        between runs (polling): not compared
+ *                                        between runs (polling, a timer's expiries): not
+ *                                        compared between runs (an expect line may still
+ *                                        give this run's exact count)
  *   fast LABEL                           the window's hot site can take the fast path:
  *                                        exits_fast > 0 with it, 0 without
  *   nofast LABEL                         the window's site must never be rewritten:

@@ -132,6 +132,7 @@ int main(void)
     mark("itimer");
     check(bad == 0 && g_handler_bad == 0,
           "itimer: libc getppid in a loop with a handler calling getpid at an inline site: right values");
+    note("vary itimer getpid rt_sigreturn");
     note("expect itimer getppid=%ld getpid=%d rt_sigreturn=%d setitimer=2 rt_sigprocmask=1", loops, handled,
          handled);
 
@@ -147,6 +148,7 @@ int main(void)
     check(bad == 0 && g_handler_bad == 0 && g_handled == TGKILLS,
           "tgkill: %d queued signals each ran the handler once during the inline getppid loop, right values",
           TGKILLS);
+    note("vary tgkill getppid");
     note("expect tgkill getppid=%ld getpid=%d rt_sigreturn=%d tgkill=%d", loops, TGKILLS, TGKILLS, TGKILLS);
     note("fast tgkill");
 
