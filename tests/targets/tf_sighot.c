@@ -36,7 +36,7 @@ TF_SITE(site_getppid, 110);
 TF_SITE(site_read, 0);
 
 static volatile int g_handled;
-static volatile int g_go, g_sent, g_release, g_reading, g_poke_done;
+static volatile int g_ready, g_go, g_sent, g_release, g_reading, g_poke_done;
 static long g_main_tid, g_pid, g_handler_bad;
 static sigjmp_buf g_env;
 
@@ -71,6 +71,7 @@ static int g_stat_fd, g_sys_fd;
 
 static void *helper(void *arg)
 {
+    __atomic_store_n(&g_ready, 1, __ATOMIC_RELEASE);	/* its start-up calls are over */
     spin_until(&g_go, 1);
     for (int i = 0; i < TGKILLS; i++) {
         syscall(SYS_tgkill, g_pid, g_main_tid, SIGRTMIN + 1);
@@ -110,12 +111,17 @@ int main(void)
     sa.sa_flags = 0;
     if (sigaction(SIGUSR2, &sa, NULL))
         die("sigaction");
-    pthread_t th;
-    if (pthread_create(&th, NULL, helper, NULL))
-        die("pthread_create");
+    /* The helper starts with SIGALRM blocked: the timer's signal is the
+     * process's, and must interrupt the main thread's loop only. */
     sigset_t alrm;
     sigemptyset(&alrm);
     sigaddset(&alrm, SIGALRM);
+    pthread_sigmask(SIG_BLOCK, &alrm, NULL);
+    pthread_t th;
+    if (pthread_create(&th, NULL, helper, NULL))
+        die("pthread_create");
+    pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
+    spin_until(&g_ready, 1);
     mark("begin");
 
     /* itimer */
