@@ -43,13 +43,13 @@ run3() {
 # main_file DIR: the record file of the process that closed the window
 # "begin" (children have their own files), else the only file in DIR.
 main_file() {
-  local f
-  f=$(grep -l '"label": "begin"' "$1"/exitscope-*.jsonl 2>/dev/null | head -n 1)
-  if [ -z "$f" ]; then
-    f=$(find "$1" -maxdepth 1 -name 'exitscope-*.jsonl' | head -n 2)
-    [ "$(printf '%s\n' "$f" | grep -c .)" -eq 1 ] || f=
-  fi
-  printf '%s' "$f"
+  local f all=()
+  for f in "$1"/exitscope-*.jsonl; do
+    [ -e "$f" ] || continue
+    all+=("$f")
+    if jq -se 'any(.[]; .label == "begin")' "$f" >/dev/null 2>&1; then printf '%s' "$f"; return; fi
+  done
+  [ "${#all[@]}" -eq 1 ] && printf '%s' "${all[0]}"
 }
 
 # win FILE LABEL FILTER: FILTER applied to the window of the record labelled
