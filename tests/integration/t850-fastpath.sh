@@ -151,7 +151,13 @@ target() {
     done < <(grep '^expect ' "$base.$mode.stderr")
     # Which path the calls took.
     while read -r kind label; do
-      val=$(win "$f" "$label" '.exits_fast // empty')
+      case $label in
+      child:*)
+        pid=$(sed -n "s/^child ${label#child:} //p" "$base.$mode.stderr")
+        val=$( [ -s "$base.$mode/exitscope-$pid.jsonl" ] && tail -n 1 "$base.$mode/exitscope-$pid.jsonl" |
+               jq -r '.total.exits_fast // empty') ;;
+      *) val=$(win "$f" "$label" '.exits_fast // empty') ;;
+      esac
       if [ "$kind" = fast ] && [ "$mode" = fast ]; then
         if [ -n "$val" ] && [ "$val" -gt 0 ] 2>/dev/null; then ok "$name fast: window $label: exits_fast > 0 ($val)"
         else fail "$name fast: window $label: exits_fast > 0" "actual: ${val:-(no exits_fast field)}"; fi

@@ -19,7 +19,8 @@
  *                                        compared between runs (an expect line may still
  *                                        give this run's exact count)
  *   fast LABEL                           the window's hot site can take the fast path:
- *                                        exits_fast > 0 with it, 0 without
+ *                                        exits_fast > 0 with it, 0 without (LABEL
+ *                                        child:NAME: the total of that child's record)
  *   nofast LABEL                         the window's site must never be rewritten:
  *                                        exits_fast == 0 with and without the fast path
  */

@@ -6,7 +6,10 @@
  * exactly those calls. Then the same with vfork (the child runs on the
  * parent's stack and memory until _exit). The children check the values
  * (their parent is this process) and report through a status or shared
- * memory; the parent prints.
+ * memory; the parent prints. The fork child's calls must take the
+ * inherited fast path (t850: exits_fast > 0 in its record); the vfork
+ * child's need not (it runs in its parent's memory, with its parent's
+ * thread pointer, until _exit), only be counted exactly, in its own record.
  */
 #include "tf_common.h"
 #include <sys/wait.h>
@@ -78,5 +81,6 @@ int main(void)
     note("fast hot");
     note("fast fork");
     note("fast vfork");
+    note("fast child:fork");
     return tf_finish();
 }

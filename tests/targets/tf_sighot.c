@@ -154,6 +154,7 @@ int main(void)
     check(bad == 0 && g_handler_bad == 0 && g_handled == TGKILLS,
           "tgkill: %d queued signals each ran the handler once during the inline getppid loop, right values",
           TGKILLS);
+    note("fast itimer");
     note("vary tgkill getppid");
     note("expect tgkill getppid=%ld getpid=%d rt_sigreturn=%d tgkill=%d", loops, TGKILLS, TGKILLS, TGKILLS);
     note("fast tgkill");
