@@ -31,11 +31,12 @@ UNIT_SRC    := $(wildcard tests/unit/*.c)
 RUNTIME_OBJ := $(patsubst %,$(O)/rt/%.o,$(RUNTIME_SRC) $(COMMON_SRC))
 CLI_OBJ     := $(patsubst %,$(O)/cli/%.o,$(CLI_SRC) $(COMMON_SRC))
 TARGETS     := $(patsubst tests/targets/%.c,$(O)/targets/%,$(TARGET_SRC))
+TF_LIBS     := $(O)/targets/tf_dl_a.so $(O)/targets/tf_dl_b.so
 UNITS       := $(patsubst tests/unit/%.c,$(O)/unit/%,$(UNIT_SRC))
 GEN         := $(O)/gen/syscall_table.h
 ASSETS      := $(wildcard src/cli/assets/*)
 
-all: $(O)/exitscope $(O)/lib/libexitscope.so $(O)/demo/demo $(TARGETS) $(UNITS)
+all: $(O)/exitscope $(O)/lib/libexitscope.so $(O)/demo/demo $(TARGETS) $(TF_LIBS) $(UNITS)
 
 $(GEN): scripts/gen-syscall-table.sh
 	@mkdir -p $(dir $@)
@@ -74,6 +75,13 @@ $(O)/targets/th_hostile: tests/targets/th_hostile.c tests/targets/tt_common.h
 $(O)/targets/%: tests/targets/%.c tests/targets/tt_common.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -fno-omit-frame-pointer -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -Iinclude -o $@ $< -lpthread
+
+# The fast-path torture targets share tf_common.h; tf_dlopen loads two small
+# libraries built alike (same size and layout, one system call number differs).
+$(filter $(O)/targets/tf_%,$(TARGETS)): tests/targets/tf_common.h
+$(O)/targets/tf_dl_%.so: tests/targets/tf_dl_%.S tests/targets/tf_dl.inc
+	@mkdir -p $(dir $@)
+	$(CC) -shared -nostdlib -Wl,-z,noexecstack -o $@ $<
 
 $(O)/demo/demo: demo/demo.c include/exitscope.h
 	@mkdir -p $(dir $@)

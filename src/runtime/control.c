@@ -84,7 +84,8 @@ int g_ctl_sig;			/* the control signal; 0: none or the program's */
 volatile uint32_t g_ctl_epoch;	/* bumped when the program takes it */
 static int g_sockfd = -1, g_timerfd = -1, g_eventfd = -1;
 volatile int g_ctl_pending;	/* the control signal arrived */
-static struct { void *self; } g_no_thread;	/* %gs of the service thread */
+/* %gs of the service thread: no block (and no key a stub would take) */
+static struct { void *self; long fast_key; } g_no_thread;
 
 const char *xs_control_signal_name(void)
 {
