@@ -37,6 +37,8 @@ static inline void xs_count_return(struct xs_thread *t, long slot, long ret, uin
 }
 
 extern uint64_t g_needs_dispatch[(XS_NR_SYSCALLS + 63) / 64];
+/* An open that is not of /dev/exitscope (reading its path is safe). */
+bool xs_open_is_plain(long nr, const long *a);
 
 /* Calls that never take the fast entry, whatever their arguments: they
  * need the thread's whole context or are emulated (the rewriter leaves
@@ -60,6 +62,8 @@ static inline bool xs_call_is_plain(const struct xs_thread *t, long nr, const lo
 	/* with the sampler on, a new executable mapping is announced */
 	if (XS_UNLIKELY(g_config.profile != XS_PROFILE_OFF) && (nr == SYS_mmap || nr == SYS_mprotect))
 		return false;
+	if (XS_UNLIKELY(nr == SYS_openat || nr == SYS_open || nr == SYS_openat2))
+		return xs_open_is_plain(nr, a);
 	return !xs_call_needs_dispatch(nr);
 }
 
