@@ -80,6 +80,29 @@ static void refuse(unsigned long site)
 	__atomic_store_n(&g_refused[i], site, __ATOMIC_RELAXED);
 }
 
+/* A site is rewritten at its REWRITE_AFTER-th trap: a rewrite costs about
+ * 50 µs (the mappings read, protections changed twice, other CPUs
+ * serialised), twenty trapped calls; most start-up sites run once or twice
+ * and stay trapping. Counted per site in a small table where a collision
+ * just starts the count again. */
+#define REWRITE_AFTER 4
+#define TRAPS_MAX 4096
+static struct {
+	unsigned long site;
+	uint32_t traps;
+} g_traps[TRAPS_MAX];
+
+static bool hot_enough(unsigned long site)
+{
+	uint32_t i = (uint32_t)((site * 0x9e3779b97f4a7c15UL) >> 52) % TRAPS_MAX;
+	if (__atomic_load_n(&g_traps[i].site, __ATOMIC_RELAXED) != site) {
+		__atomic_store_n(&g_traps[i].site, site, __ATOMIC_RELAXED);
+		__atomic_store_n(&g_traps[i].traps, 1, __ATOMIC_RELAXED);
+		return REWRITE_AFTER <= 1;
+	}
+	return __atomic_add_fetch(&g_traps[i].traps, 1, __ATOMIC_RELAXED) >= REWRITE_AFTER;
+}
+
 /* ---- the mappings ---- */
 
 struct vma {
@@ -374,7 +397,7 @@ void xs_rewrite_site(unsigned long rip, long nr)
 	} else {
 		return;
 	}
-	if (refused(site))
+	if (refused(site) || !hot_enough(site))
 		return;
 	unsigned char b0 = b[0];
 	sigset_t old;
