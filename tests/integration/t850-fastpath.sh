@@ -257,3 +257,26 @@ print("getppid calls:", n)
 expect_val "python3: window py: 20000 getppid in the fast run" 20000 \
   "$(win "$(main_file "$SCRATCH/python3.fast")" py '.syscalls.getppid.calls')"
 expect_fast python3
+
+# A profile of a hot loop: samples taken while a call is in the fast entry
+# (its stub, trampoline or C code) are attributed to the program's own
+# syscall instruction, with the program's stack: perf shows no frame of
+# the runtime and no unknown address at the leaf. Both call-graph modes.
+for mode in dwarf fp; do
+  d="$SCRATCH/prof-$mode"; mkdir -p "$d"
+  if ! (cd "$d" && "$XS" run -p -F 999 -g "$mode" --format none -o . -- "$T/tf_threads" 100000 >/dev/null 2>"$d.err"); then
+    fail "profile $mode: exit status" "$(head -c 1000 "$d.err")"; continue
+  fi
+  : >"$d.script"
+  for data in "$d"/exitscope-*-*.data; do
+    [ -e "$data" ] || continue
+    perf script -i "$data" -F ip,sym,dso >>"$d.script" 2>"$d.perr" || { fail "profile $mode: perf script reads $data" "$(head -c 1000 "$d.perr")"; continue 2; }
+  done
+  # each sample: its frames, leaf first, then a blank line
+  awk 'BEGIN { leaf = 1 } NF == 0 { leaf = 1; next } leaf { print; leaf = 0 }' "$d.script" >"$d.leaves"
+  samples=$(grep -c . "$d.leaves" || true)
+  if [ "${samples:-0}" -lt 50 ]; then fail "profile $mode: at least 50 samples" "got ${samples:-0}"; continue; fi
+  bad=$(grep -E 'libexitscope|\[unknown\]' "$d.leaves" | head -n 3)
+  if [ -z "$bad" ]; then ok "profile $mode: $samples samples, no leaf in the runtime or unknown"
+  else fail "profile $mode: no leaf in the runtime or unknown" "$bad"; fi
+done

@@ -112,7 +112,7 @@ static void on_prof(int sig, siginfo_t *si, void *ctx)
 	s->stack_size = 0;
 	sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
 	if (g_dwarf) {
-		xs_perf_regs_from_ucontext(uc, s->regs);
+		xs_perf_regs_from_gregs(uc->uc_mcontext.gregs, s->regs);
 		if (sp >= t_stack_lo && sp < t_stack_hi) {
 			size_t n = t_stack_hi - sp < STACK_COPY ? t_stack_hi - sp : STACK_COPY;
 			memcpy(s->stack, (void *)sp, n);

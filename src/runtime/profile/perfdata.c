@@ -1011,9 +1011,8 @@ void xs_perf_stats(const struct xs_perf_file *f, struct xs_perf_stats *out)
 	out->build_id_errors = f->build_id_errors;
 }
 
-void xs_perf_regs_from_ucontext(const ucontext_t *uc, uint64_t regs[XS_PERF_REG_COUNT])
+void xs_perf_regs_from_gregs(const greg_t *g, uint64_t regs[XS_PERF_REG_COUNT])
 {
-	const greg_t *g = uc->uc_mcontext.gregs;
 	uint64_t segs = (uint64_t)g[REG_CSGSFS];	/* cs, gs, fs, ss: 16 bits each */
 
 	regs[PERF_REG_X86_AX] = (uint64_t)g[REG_RAX];

@@ -122,7 +122,7 @@ struct xs_perf_sample {
 	const uint64_t *callers;
 	uint32_t ncallers;
 	/* DWARF mode: the interrupted registers by perf number
-	 * (XS_PERF_REG_COUNT values; see xs_perf_regs_from_ucontext), or NULL
+	 * (XS_PERF_REG_COUNT values; see xs_perf_regs_from_gregs), or NULL
 	 * for none (abi 0). The writer keeps the mask's registers. */
 	const uint64_t *regs;
 	/* DWARF mode: stack_size bytes copied from regs[SP] upwards (more
@@ -201,6 +201,6 @@ void xs_perf_stats(const struct xs_perf_file *f, struct xs_perf_stats *out);
 
 /* The interrupted registers of a signal handler's context, by perf
  * number, for xs_perf_sample's regs. No system calls. */
-void xs_perf_regs_from_ucontext(const ucontext_t *uc, uint64_t regs[XS_PERF_REG_COUNT]);
+void xs_perf_regs_from_gregs(const greg_t *g, uint64_t regs[XS_PERF_REG_COUNT]);
 
 #endif

@@ -167,7 +167,7 @@ void xs_profile_sample(struct xs_thread *t, ucontext_t *uc)
 		size += rec->ncallers * 8u;
 	} else if (g_config.profile == XS_PROFILE_DWARF) {
 		uint64_t *regs = (uint64_t *)(rec + 1);
-		xs_perf_regs_from_ucontext(uc, regs);
+		xs_perf_regs_from_gregs(g, regs);
 		rec->stack_size = copy_stack(regs + XS_PERF_REG_COUNT, (uint64_t)g[REG_RSP], XS_PROFILE_STACK);
 		size += XS_PERF_REG_COUNT * 8 + ((rec->stack_size + 7) & ~7u);
 	}
