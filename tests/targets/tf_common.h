@@ -29,7 +29,10 @@
 
 #include "tt_common.h"
 #include <exitscope.h>
+#include <pthread.h>
+#include <string.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #define TF_STR2(x) #x
 #define TF_STR(x) TF_STR2(x)
@@ -88,6 +91,65 @@ __attribute__((unused)) static void spin_until(volatile int *p, int v)
 {
     while (__atomic_load_n(p, __ATOMIC_ACQUIRE) != v)
         __builtin_ia32_pause();
+}
+
+/* A team of n threads (at most TF_TEAM_MAX) that make their calls together:
+ * each spins until all are started and the window "begin" is closed, runs
+ * body(its index), which returns how many of its results were wrong, then
+ * spins until the window label is closed, so that window holds the body's
+ * calls only. Returns the sum of wrong results. */
+#define TF_TEAM_MAX 64
+typedef long (*tf_body)(long i);
+static struct {
+    volatile int ready, go, done, release;
+    tf_body body;
+    long bad[TF_TEAM_MAX];
+} g_team;
+
+__attribute__((unused)) static void *tf_team_worker(void *arg)
+{
+    long i = (long)arg;
+    __atomic_add_fetch(&g_team.ready, 1, __ATOMIC_ACQ_REL);
+    spin_until(&g_team.go, 1);
+    g_team.bad[i] = g_team.body(i);
+    __atomic_add_fetch(&g_team.done, 1, __ATOMIC_ACQ_REL);
+    spin_until(&g_team.release, 1);
+    return NULL;
+}
+
+__attribute__((unused)) static long tf_team_run(int n, tf_body body, const char *label)
+{
+    pthread_t th[TF_TEAM_MAX];
+    g_team.body = body;
+    for (long i = 0; i < n; i++)
+        if (pthread_create(&th[i], NULL, tf_team_worker, (void *)i))
+            die("pthread_create");
+    spin_until(&g_team.ready, n);
+    mark("begin");
+    __atomic_store_n(&g_team.go, 1, __ATOMIC_RELEASE);
+    spin_until(&g_team.done, n);
+    mark(label);
+    __atomic_store_n(&g_team.release, 1, __ATOMIC_RELEASE);
+    long bad = 0;
+    for (int i = 0; i < n; i++) {
+        pthread_join(th[i], NULL);
+        bad += g_team.bad[i];
+    }
+    return bad;
+}
+
+/* Is the thread whose /proc stat and syscall files are open asleep in
+ * read(2)? (state S, system call 0) */
+__attribute__((unused)) static int tf_asleep_in_read(int stat_fd, int sys_fd)
+{
+    char st[512], sc[64];
+    ssize_t n = pread(stat_fd, st, sizeof st - 1, 0);
+    ssize_t m = pread(sys_fd, sc, sizeof sc - 1, 0);
+    if (n <= 0 || m <= 0)
+        return 0;
+    st[n] = sc[m] = 0;
+    char *p = strrchr(st, ')');
+    return p && p[1] == ' ' && p[2] == 'S' && sc[0] == '0' && sc[1] == ' ';
 }
 
 __attribute__((unused)) static int tf_finish(void)

@@ -45,24 +45,10 @@ static void *thread_b(void *arg)
     spin_until(&g_release, 1);
     return NULL;
 }
-
-/* Thread tid's state from /proc: 'S' and asleep in read (nr 0). */
-static int asleep_in_read(int stat_fd, int sys_fd)
-{
-    char st[512], sc[64];
-    ssize_t n = pread(stat_fd, st, sizeof st - 1, 0);
-    ssize_t m = pread(sys_fd, sc, sizeof sc - 1, 0);
-    if (n <= 0 || m <= 0)
-        return 0;
-    st[n] = sc[m] = 0;
-    char *p = strrchr(st, ')');
-    return p && p[1] == ' ' && p[2] == 'S' && sc[0] == '0' && sc[1] == ' ';
-}
-
 static void wait_asleep(int stat_fd, int sys_fd)
 {
     struct timespec ms = { 0, 1000000 };
-    while (!asleep_in_read(stat_fd, sys_fd))
+    while (!tf_asleep_in_read(stat_fd, sys_fd))
         nanosleep(&ms, NULL);
 }
 

@@ -53,20 +53,6 @@ static void on_usr2(int sig)
         g_handler_bad++;
     siglongjmp(g_env, 1);
 }
-
-/* The main thread's state from /proc: 'S' and asleep in read (nr 0). */
-static int main_asleep_in_read(int stat_fd, int sys_fd)
-{
-    char st[512], sc[64];
-    ssize_t n = pread(stat_fd, st, sizeof st - 1, 0);
-    ssize_t m = pread(sys_fd, sc, sizeof sc - 1, 0);
-    if (n <= 0 || m <= 0)
-        return 0;
-    st[n] = sc[m] = 0;
-    char *p = strrchr(st, ')');
-    return p && p[1] == ' ' && p[2] == 'S' && sc[0] == '0' && sc[1] == ' ';
-}
-
 static int g_stat_fd, g_sys_fd;
 
 static void *helper(void *arg)
@@ -81,7 +67,7 @@ static void *helper(void *arg)
     __atomic_store_n(&g_sent, 1, __ATOMIC_RELEASE);
     spin_until(&g_reading, 1);
     struct timespec ms = { 0, 1000000 };
-    while (!main_asleep_in_read(g_stat_fd, g_sys_fd))
+    while (!tf_asleep_in_read(g_stat_fd, g_sys_fd))
         nanosleep(&ms, NULL);
     syscall(SYS_tgkill, g_pid, g_main_tid, SIGUSR2);
     __atomic_store_n(&g_poke_done, 1, __ATOMIC_RELEASE);

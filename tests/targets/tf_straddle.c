@@ -31,22 +31,17 @@ __asm__(".section .text.tf_straddle,\"ax\",@progbits\n\t"
         ".balign 4096, 0xcc\n\t"
         ".text\n");
 
-static volatile int g_ready, g_go, g_done, g_release;
-static long g_ppid, g_pid, g_bad[NTHREADS];
+static long g_ppid, g_pid;
 
-static void *worker(void *arg)
+static long body(long i)
 {
-    long i = (long)arg, bad = 0;
-    __atomic_add_fetch(&g_ready, 1, __ATOMIC_ACQ_REL);
-    spin_until(&g_go, 1);
+    long bad = 0;
+    (void)i;
     for (int n = 0; n < LOOPS; n++) {
         bad += straddle_mov(0, 0, 0) != g_ppid;
         bad += straddle_sys(0, 0, 0) != g_pid;
     }
-    g_bad[i] = bad;
-    __atomic_add_fetch(&g_done, 1, __ATOMIC_ACQ_REL);
-    spin_until(&g_release, 1);
-    return NULL;
+    return bad;
 }
 
 int main(void)
@@ -60,21 +55,7 @@ int main(void)
           "layout: both sites are b8 imm32 0f 05");
     g_ppid = getppid();
     g_pid = getpid();
-    pthread_t th[NTHREADS];
-    for (long i = 0; i < NTHREADS; i++)
-        if (pthread_create(&th[i], NULL, worker, (void *)i))
-            die("pthread_create");
-    spin_until(&g_ready, NTHREADS);
-    mark("begin");
-    __atomic_store_n(&g_go, 1, __ATOMIC_RELEASE);
-    spin_until(&g_done, NTHREADS);
-    mark("straddle");
-    __atomic_store_n(&g_release, 1, __ATOMIC_RELEASE);
-    for (int i = 0; i < NTHREADS; i++)
-        pthread_join(th[i], NULL);
-    long bad = 0;
-    for (int i = 0; i < NTHREADS; i++)
-        bad += g_bad[i];
+    long bad = tf_team_run(NTHREADS, body, "straddle");
     check(bad == 0, "%d threads x %d calls at each straddling site: all returned the right value (%ld did not)",
           NTHREADS, LOOPS, bad);
     /* The bytes after the run: the same instructions, or a rewrite whose
