@@ -95,6 +95,14 @@ else
 fi
 expect_val "$name: windows: warm, workload, exit" '["command warm","command workload","exit null"]' \
   "$(jq -sc '[.[] | "\(.reason) \(.label)"]' "$file" 2>/dev/null)"
+# which way the calls went: with the fast path, nearly all of them through
+# rewritten sites (read, write, epoll_wait); without it, none
+if [ "${EXITSCOPE_FAST_PATH:-on}" = off ]; then
+  expect_val "$name: workload window: no exit took the fast path (dispatch only)" 0 "$(w '.exits_fast')"
+else
+  expect_val "$name: workload window: at least 90% of exits took the fast path" true \
+    "$(w '.exits_fast >= 0.9 * .exits')"
+fi
 expect_val "$name: workload window: exits == sum of calls" true \
   "$(w '.exits == ([.syscalls[].calls] | add)')"
 expect_val "$name: the last record's total == the sum of the windows (calls)" true \

@@ -24,9 +24,9 @@
  * (a JIT's) or memory that is writable and executable. Each page the patch
  * touches is made writable (and stays executable: other threads run it)
  * for the write, then gets its own protection back. The write is atomic
- * for any thread running the site: one locked compare-and-swap of the
- * aligned 8 or 16 bytes that hold it, or, for a mov that no such word
- * holds, a jump-to-self first, then the tail, then the head; each step is
+ * for any thread running the site: one locked compare-and-swap of 8 bytes
+ * that hold it within a cache line, or, for a mov that crosses a line (or
+ * a page), a jump-to-self first, then the tail, then the head; each step is
  * followed by membarrier(SYNC_CORE), so that no CPU runs stale bytes.
  * A site that cannot be rewritten stays on dispatch and is not tried again.
  */
@@ -222,34 +222,33 @@ static void sync_cores(void)
 	xs_sys3(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
 }
 
-/* Write n bytes at addr with one locked compare-and-swap of the aligned 8
- * or 16 bytes that hold them; false if no such word holds them. */
+/* Write n bytes (n <= 8) at addr with one locked compare-and-swap of 8
+ * bytes that hold them within one cache line: aligned where that covers
+ * them, else the 8 bytes that end where they end (a locked operation that
+ * stays within a cache line is atomic, aligned or not, and is no split
+ * lock). False if the bytes cross a cache line. */
 static bool cas_write(unsigned long addr, const unsigned char *bytes, unsigned n)
 {
-	if ((addr & 7) + n <= 8) {
-		uint64_t *word = (uint64_t *)(addr & ~7UL);
-		uint64_t old = __atomic_load_n(word, __ATOMIC_RELAXED), new;
-		do {
-			new = old;
-			memcpy((char *)&new + (addr & 7), bytes, n);
-		} while (!__atomic_compare_exchange_n(word, &old, new, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
-		return true;
-	}
-	if ((addr & 15) + n <= 16) {
-		uint64_t *word = (uint64_t *)(addr & ~15UL);
-		uint64_t lo = word[0], hi = word[1];
-		bool done;
-		do {
-			uint64_t nw[2] = { lo, hi };
-			memcpy((char *)nw + (addr & 15), bytes, n);
-			__asm__ __volatile__("lock cmpxchg16b %1\n\tsete %0"
-					     : "=q"(done), "+m"(*(volatile __int128 *)word), "+a"(lo), "+d"(hi)
-					     : "b"(nw[0]), "c"(nw[1])
-					     : "memory", "cc");
-		} while (!done);
-		return true;
-	}
-	return false;
+	unsigned long line = addr & ~63UL;
+	if (addr + n > line + 64)
+		return false;
+	unsigned long w = addr & ~7UL;
+	if (w + 8 < addr + n)
+		w = addr + n - 8;	/* >= line: n <= 8 and addr + n <= line + 64 */
+	if (w < line)
+		w = line;
+	volatile uint64_t *word = (volatile uint64_t *)w;
+	uint64_t old = *word, new;
+	bool done;
+	do {
+		new = old;
+		memcpy((char *)&new + (addr - w), bytes, n);
+		__asm__ __volatile__("lock cmpxchgq %3, %1\n\tsete %0"
+				     : "=q"(done), "+m"(*word), "+a"(old)
+				     : "r"(new)
+				     : "memory", "cc");
+	} while (!done);
+	return true;
 }
 
 /* Replace the n-byte instruction at addr (n <= 8) by new, atomically for
