@@ -32,12 +32,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli/cli.h"
+#include "common/ctlsock.h"
 #include "common/json.h"
 
-#ifndef SO_PEERPIDFD
-#define SO_PEERPIDFD 77
-#endif
-#define PIDFS_MAGIC 0x50494446
 #define ANSWER_MAX (64u << 20)		/* a record of 4096 threads fits */
 #define ANSWER_WAIT_MS 30000		/* without a byte of answer */
 #define CANDIDATES_MAX 4096		/* names of the form we look for */
@@ -56,24 +53,6 @@ static int parse_pid(const char *s, pid_t *pid)
 
 /* ---- finding and checking the runtime's socket ---- */
 
-/* Is the abstract name (without its '@') one the runtime of pid binds? */
-static bool name_matches(const char *name, pid_t pid)
-{
-	char prefix[32];
-	int n = snprintf(prefix, sizeof(prefix), "exitscope-%d", (int)pid);
-	if (strncmp(name, prefix, (size_t)n))
-		return false;
-	name += n;
-	if (!*name)
-		return true;	/* an older runtime's fixed name */
-	if (*name++ != '-' || strlen(name) != 16)
-		return false;
-	for (; *name; name++)
-		if (!((*name >= '0' && *name <= '9') || (*name >= 'a' && *name <= 'f')))
-			return false;
-	return true;
-}
-
 /* The listening abstract sockets named as pid's runtime names its socket,
  * from /proc/net/unix ("Num RefCount Protocol Flags Type St Inode Path",
  * abstract paths with a leading '@'). Returns their count; names[i] are
@@ -87,22 +66,17 @@ static int find_candidates(pid_t pid, char ***out)
 	char **names = NULL;
 	int count = 0;
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long flags, type, state;
-		char path[256];
-		if (sscanf(line, "%*s %*s %*s %lx %lx %lx %*s %255s", &flags, &type, &state, path) != 4)
-			continue;
-		/* listening (__SO_ACCEPTCON), stream, unconnected */
-		if (!(flags & 0x10000) || type != SOCK_STREAM || state != 1 || path[0] != '@')
-			continue;
-		if (!name_matches(path + 1, pid) || count >= CANDIDATES_MAX)
+		char name[XS_CTL_NAME_MAX];
+		int owner;
+		if (!xs_ctl_unix_line(line, &owner, name) || owner != pid || count >= CANDIDATES_MAX)
 			continue;
 		bool dup = false;
 		for (int i = 0; i < count && !dup; i++)
-			dup = !strcmp(names[i], path + 1);
+			dup = !strcmp(names[i], name);
 		if (dup)
 			continue;
 		char **grown = realloc(names, sizeof(*names) * (size_t)(count + 1));
-		if (!grown || !(grown[count] = strdup(path + 1))) {
+		if (!grown || !(grown[count] = strdup(name))) {
 			names = grown ? grown : names;
 			break;
 		}
@@ -114,115 +88,11 @@ static int find_candidates(pid_t pid, char ***out)
 	return count;
 }
 
-/* Connect to an abstract name without waiting behind a full backlog
- * forever (a listener that never accepts is not worth more than a second).
- * The connected socket (blocking again), or -1 with errno. */
-static int connect_name(const char *name)
+/* The command's system calls for the shared rules (common/ctlsock.c). */
+long xs_cli_sys(long nr, long a1, long a2, long a3, long a4, long a5)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	size_t size = strlen(name);
-	if (size >= sizeof(addr.sun_path) - 1) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	memcpy(addr.sun_path + 1, name, size);
-	socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + size);
-	for (int attempt = 0; attempt < 100; attempt++) {
-		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-		if (fd < 0)
-			return -1;
-		if (connect(fd, (struct sockaddr *)&addr, len) == 0) {
-			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-			return fd;
-		}
-		int err = errno;
-		close(fd);
-		if (err != EAGAIN) {
-			errno = err;
-			return -1;
-		}
-		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
-	}
-	errno = EAGAIN;
-	return -1;
-}
-
-/* The effective uid of pid now, or -1. */
-static long current_euid(pid_t pid)
-{
-	char path[64], line[256];
-	long uid = -1;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long real, eff;
-		if (sscanf(line, "Uid: %lu %lu", &real, &eff) == 2) {
-			uid = (long)eff;
-			break;
-		}
-	}
-	fclose(f);
-	return uid;
-}
-
-static bool on_pidfs(int fd, struct stat *st)
-{
-	struct statfs sfs;
-	return fstatfs(fd, &sfs) == 0 && sfs.f_type == PIDFS_MAGIC && fstat(fd, st) == 0;
-}
-
-/*
- * Is the listener at the other end of fd process pid itself? The kernel
- * recorded the listener's pid (its thread group) and euid when it called
- * listen(). The strongest proof is the listener's pidfd (SO_PEERPIDFD,
- * Linux 6.5+): on pidfs (6.9+) every struct pid has its own inode, so the
- * same inode as target_pidfd (taken before the names were looked up) is
- * the same process, even if the pid number was reused meanwhile. Older
- * kernels give no such proof: there the pid number must match and the
- * listener's uid must be pid's current euid.
- *
- * With the pidfd proof a listener uid other than pid's current euid is
- * accepted: it is the uid pid had when it listened (root before it dropped
- * to another user, say). Returns true or false; *why says why not.
- */
-static bool listener_is(int fd, pid_t pid, int target_pidfd, char *why, size_t size)
-{
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
-		snprintf(why, size, "its listener is unknown (%s)", strerror(errno));
-		return false;
-	}
-	if (cred.pid != pid) {
-		snprintf(why, size, "it is held by process %d (uid %u), not by process %d", (int)cred.pid,
-			 (unsigned)cred.uid, (int)pid);
-		return false;
-	}
-	bool proven = false;
-	int peer_pidfd;
-	len = sizeof(peer_pidfd);
-	if (target_pidfd >= 0 && getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &peer_pidfd, &len) == 0) {
-		struct stat a, b;
-		if (on_pidfs(peer_pidfd, &a) && on_pidfs(target_pidfd, &b)) {
-			if (a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
-				close(peer_pidfd);
-				snprintf(why, size, "it is held by an earlier process %d (uid %u), not by process %d",
-					 (int)cred.pid, (unsigned)cred.uid, (int)pid);
-				return false;
-			}
-			proven = true;
-		}
-		close(peer_pidfd);
-	}
-	long euid = current_euid(pid);
-	if (!proven && (euid < 0 || (uid_t)euid != cred.uid)) {
-		snprintf(why, size, "its listener's uid %u is not the uid of process %d (%ld)", (unsigned)cred.uid,
-			 (int)pid, euid);
-		return false;
-	}
-	return true;
+	long r = syscall(nr, a1, a2, a3, a4, a5);
+	return r < 0 ? -errno : r;
 }
 
 /* Does pid have the runtime mapped (when its maps can be read)? */
@@ -252,14 +122,14 @@ static int connect_runtime(pid_t pid)
 	int count = find_candidates(pid, &names);
 	int fd = -1, refused = 0, connect_err = 0;
 	for (int i = 0; i < count && fd < 0; i++) {
-		int c = connect_name(names[i]);
+		long c = xs_ctl_connect(xs_cli_sys, names[i]);
 		if (c < 0) {
-			connect_err = errno;
+			connect_err = (int)-c;
 			continue;
 		}
 		char why[160];
-		if (listener_is(c, pid, target_pidfd, why, sizeof(why))) {
-			fd = c;
+		if (xs_ctl_listener_is(xs_cli_sys, (int)c, pid, target_pidfd, why, sizeof(why))) {
+			fd = (int)c;
 			break;
 		}
 		close(c);

@@ -124,6 +124,10 @@ static void format_json(struct xs_window *w, struct xs_buf *b)
 	} else {
 		xs_buf_add(b, "null");
 	}
+	if (w->run_window) {
+		xs_buf_add(b, ", \"run_window\": ");
+		xs_buf_u64(b, w->run_window, 0);
+	}
 	xs_buf_add(b, "}\n");
 }
 

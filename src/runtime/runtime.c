@@ -78,6 +78,7 @@ static void read_config(void)
 	else if (!g_config.no_records)
 		g_dir_fd = xs_runtime_fd_adopt(xs_sys4(SYS_openat, AT_FDCWD, g_config.dir,
 						       O_PATH | O_DIRECTORY | O_CLOEXEC, 0));
+	xs_run_config(getenv(ENV_PREFIX "RUN"), getenv(ENV_PREFIX "HANDOFF") != NULL);
 	v = getenv(ENV_PREFIX "RECORD_FD");
 	if (v) {
 		/* same pid: the previous image's file (see xs_record_open) */

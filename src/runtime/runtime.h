@@ -331,6 +331,7 @@ struct xs_window {
 	uint64_t start_ns, end_ns, duration_ns;
 	uint32_t nthreads;
 	uint32_t boundary;		/* marks the slots collected for it */
+	uint32_t run_window;		/* the run-wide window it closes, 0: none */
 	bool has_profile;
 	char profile_file[64];
 	uint64_t profile_samples;
@@ -373,6 +374,9 @@ enum xs_show {
  * only). 0 or a negative errno. */
 int xs_window_close(const char *reason, const char *label, const struct xs_counters *caller,
 		    struct xs_buf *out, enum xs_show show);
+/* The same for a run-wide window (run_window > 0: the record carries
+ * "run_window"), closed silently. */
+int xs_window_close_run(const char *reason, const char *label, uint32_t run_window);
 /* Append a record line to the process's file, after any earlier lines that
  * could not be written; what fails now is kept for the next try (window
  * lock held). 0 or a negative errno. */
@@ -420,6 +424,25 @@ int xs_control_rebind(void);
  * command, or another -errno. A dump's text block (dump-json: its record
  * line) goes to out if not NULL, else to the log per --format. */
 int xs_control_command(const char *line, const char *reason, struct xs_buf *out);
+
+/* ---- run.c: the run file and run-wide windows from inside ---- */
+extern int g_run_fd;
+/* EXITSCOPE_RUN ("FD:NAME") as the runtime starts; after_exec: this image
+ * was exec'd by a process of the run. */
+void xs_run_config(const char *env, bool after_exec);
+/* Append EXITSCOPE_RUN=... (and its NUL) for an exec's environment. */
+void xs_run_env(struct xs_buf *b);
+/* This process (or image) starts: its start or exec line. */
+void xs_run_process_start(void);
+/* The status exit_group or the last thread's exit gives, for the end line. */
+void xs_run_note_exit(long status);
+/* The last window w of this process was collected: its end line. whole:
+ * false for a vfork child (which shares the parent's memory). */
+void xs_run_process_end(const struct xs_window *w, bool whole);
+/* Close a run-wide window in every live process of the run, this one
+ * first (reason "app"); returns when each has written its record. 0 or a
+ * negative errno (-ENOENT: not in a run). */
+int xs_run_window(const char *label, bool reset);
 
 /* ---- creds.c: the service thread follows the program's credentials ---- */
 int xs_creds_init(void);

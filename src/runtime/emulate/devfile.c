@@ -86,7 +86,9 @@ long xs_devfile_open(long flags)
 
 static bool valid_command(const char *line)
 {
-	return !strcmp(line, "reset") || !strcmp(line, "dump") || !strncmp(line, "dump ", 5);
+	return !strcmp(line, "reset") || !strcmp(line, "dump") || !strncmp(line, "dump ", 5) ||
+	       (g_run_fd >= 0 && (!strcmp(line, "run-reset") || !strcmp(line, "run-dump") ||
+				  !strncmp(line, "run-dump ", 9)));
 }
 
 /* A write: one or more command lines, all valid or none run. */
@@ -122,7 +124,10 @@ static long write_commands(const char *user, size_t n)
 		xs_block_all_signals(&old);
 		/* a record that could not be written yet is kept and retried:
 		 * the window did close */
-		xs_control_command(lines[i], "app", NULL);
+		if (!strncmp(lines[i], "run-", 4))
+			xs_run_window(lines[i][8] == ' ' ? lines[i] + 9 : NULL, lines[i][4] == 'r');
+		else
+			xs_control_command(lines[i], "app", NULL);
 		xs_restore_signals(&old);
 	}
 	return (long)n;

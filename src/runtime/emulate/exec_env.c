@@ -70,7 +70,7 @@ static void add_var_u64(struct xs_buf *b, const char *name, uint64_t value)
  */
 int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int handoff_fd, uint64_t sigmask)
 {
-	enum { OURS = 15 };
+	enum { OURS = 16 };
 	long n = 0;
 	long ptr;
 	const char *preload = NULL;
@@ -142,6 +142,10 @@ int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int ha
 		(const char *[]){ "off", "none", "fp", "dwarf" }[g_config.profile]);
 	offs[k++] = store->len;
 	add_var_u64(store, ENV_PREFIX "FREQUENCY", g_config.frequency);
+	if (g_run_fd >= 0) {
+		offs[k++] = store->len;
+		xs_run_env(store);
+	}
 	if (store->failed)
 		return -ENOMEM;
 

@@ -115,14 +115,15 @@ static void runtime_fd_moved(int from, int to)
 }
 
 /* In a fork child the runtime's descriptors are the parent's copies: the
- * log and the output directory are shared, the rest is closed (the child
+ * log, the output directory and the run file are shared, the rest is closed (the child
  * opens its own record file and service descriptors). */
 void xs_runtime_fds_reset(void)
 {
 	int keep = 0;
 	g_record_fd = -1;
 	for (int i = 0; i < g_runtime_fd_count; i++) {
-		if (g_runtime_fds[i] == g_config.log_fd || g_runtime_fds[i] == g_dir_fd) {
+		if (g_runtime_fds[i] == g_config.log_fd || g_runtime_fds[i] == g_dir_fd ||
+		    g_runtime_fds[i] == g_run_fd) {
 			g_runtime_fds[keep++] = g_runtime_fds[i];
 			continue;
 		}
@@ -189,8 +190,8 @@ bool xs_record_fd_is_callers(void)
 
 void xs_runtime_fds_for_exec(bool keep)
 {
-	int fds[3] = { g_config.log_fd, g_dir_fd, xs_record_fd_is_callers() ? g_record_fd : -1 };
-	for (int i = 0; i < 3; i++)
+	int fds[4] = { g_config.log_fd, g_dir_fd, xs_record_fd_is_callers() ? g_record_fd : -1, g_run_fd };
+	for (int i = 0; i < 4; i++)
 		if (fds[i] >= 0)
 			xs_sys3(SYS_fcntl, fds[i], F_SETFD, keep ? 0 : FD_CLOEXEC);
 }

@@ -1,0 +1,239 @@
+/*
+ * The run: what this process tells the run file (run.jsonl in the run
+ * directory, DESIGN.md §3.10) and the run-wide windows it closes from
+ * inside (/dev/exitscope "run-dump [LABEL]", "run-reset").
+ *
+ * `exitscope run` creates the run file and hands its descriptor down
+ * (EXITSCOPE_RUN=FD:NAME); every image and fork child of the run appends to
+ * that one descriptor (O_APPEND), each line in one write: a process's start
+ * (or the exec of a new image), and its end. The descriptor is kept from
+ * the start, like the record file, so lines land after a privilege drop and
+ * when the program holds every descriptor.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include "common/runfile.h"
+#include "common/runwin.h"
+#include "runtime/runtime.h"
+
+#define LINE_MAX_SIZE 4000	/* a line is written whole, in one call */
+
+int g_run_fd = -1;
+static char g_run_name[64];
+static bool g_run_after_exec;	/* this image came from an exec of the run */
+static bool g_run_image_said;	/* this image's start or exec line is written */
+static int g_exit_status = -1;	/* exit_group's or the last thread's status, until the end */
+
+void xs_run_config(const char *env, bool after_exec)
+{
+	if (!env || g_config.no_records)
+		return;
+	long fd = 0;
+	const char *p = env;
+	while (*p >= '0' && *p <= '9')
+		fd = fd * 10 + (*p++ - '0');
+	if (p == env || *p != ':' || strlen(p + 1) >= sizeof(g_run_name))
+		return;
+	strcpy(g_run_name, p + 1);
+	g_run_fd = xs_runtime_fd_adopt(fd);
+	g_run_after_exec = after_exec;
+}
+
+void xs_run_env(struct xs_buf *b)
+{
+	if (g_run_fd < 0)
+		return;
+	xs_buf_add(b, "EXITSCOPE_RUN=");
+	xs_buf_u64(b, (uint64_t)g_run_fd, 0);
+	xs_buf_addc(b, ':');
+	xs_buf_add(b, g_run_name);
+	xs_buf_addc(b, 0);
+}
+
+/* Up to size bytes of a /proc file of this process; its length or -errno. */
+static long read_proc(const char *path, char *out, size_t size)
+{
+	long fd = xs_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return fd;
+	long n = xs_sys3(SYS_read, fd, out, size);
+	xs_sys1(SYS_close, fd);
+	return n;
+}
+
+/* "comm": ..., "title": ... (the first string of cmdline, which ps shows
+ * and programs such as postgres rewrite) */
+static void add_names(struct xs_buf *b)
+{
+	char comm[17], cmd[256];
+	long n = read_proc("/proc/self/comm", comm, sizeof(comm) - 1);
+	comm[n > 0 ? n : 0] = 0;
+	if (n > 0 && comm[n - 1] == '\n')
+		comm[n - 1] = 0;
+	xs_buf_add(b, ", \"comm\": ");
+	xs_buf_json_str(b, comm);
+	n = read_proc("/proc/self/cmdline", cmd, sizeof(cmd) - 1);
+	cmd[n > 0 ? n : 0] = 0;
+	xs_buf_add(b, ", \"title\": ");
+	xs_buf_json_str(b, cmd);
+}
+
+static void write_line(struct xs_buf *b)
+{
+	if (!b->failed && b->len <= LINE_MAX_SIZE + 1)
+		xs_write_all(g_run_fd, b->data, b->len);
+}
+
+/* A start or exec line: pid, parent, time, names, the image and its argv. */
+static void say_image(const char *event)
+{
+	char line[LINE_MAX_SIZE + 64], exe[1024];
+	struct xs_buf b = { line, 0, sizeof(line), false, NULL };
+	xs_buf_add(&b, "{\"event\": \"");
+	xs_buf_add(&b, event);
+	xs_buf_add(&b, "\", \"pid\": ");
+	xs_buf_u64(&b, (uint64_t)xs_sys0(SYS_getpid), 0);
+	xs_buf_add(&b, ", \"ppid\": ");
+	xs_buf_u64(&b, (uint64_t)xs_sys0(SYS_getppid), 0);
+	xs_buf_add(&b, ", \"time_ns\": ");
+	xs_buf_u64(&b, xs_now_real(), 0);
+	add_names(&b);
+	long n = xs_sys3(SYS_readlink, "/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	xs_buf_add(&b, ", \"exe\": ");
+	xs_buf_json_str(&b, exe);
+	xs_buf_add(&b, ", \"argv\": [");
+	/* the argv as the kernel holds it, cut to keep the line whole */
+	char args[2048];
+	n = read_proc("/proc/self/cmdline", args, sizeof(args));
+	bool cut = n == (long)sizeof(args);
+	for (long i = 0, first = 1; i < n;) {
+		long len = (long)strnlen(args + i, (size_t)(n - i));
+		if (i + len >= n && cut)
+			break;	/* the last one, cut short by the buffer */
+		args[i + len < n ? i + len : n - 1] = 0;
+		if (!first)
+			xs_buf_add(&b, ", ");
+		first = 0;
+		xs_buf_json_str(&b, args + i);
+		i += len + 1;
+	}
+	xs_buf_add(&b, "], \"argv_cut\": ");
+	xs_buf_add(&b, cut ? "true" : "false");
+	xs_buf_add(&b, "}\n");
+	write_line(&b);
+}
+
+void xs_run_process_start(void)
+{
+	if (g_run_fd < 0)
+		return;
+	/* the first image of a process says "start", a later one "exec"; a
+	 * fork child inherits g_run_image_said and says "start" */
+	say_image(g_run_after_exec && !g_run_image_said ? "exec" : "start");
+	g_run_image_said = true;
+}
+
+void xs_run_note_exit(long status)
+{
+	g_exit_status = (int)(status & 0xff);
+}
+
+void xs_run_process_end(const struct xs_window *w, bool whole)
+{
+	if (g_run_fd < 0)
+		return;
+	char line[1024];
+	struct xs_buf b = { line, 0, sizeof(line), false, NULL };
+	int status = g_exit_status;
+	g_exit_status = -1;	/* a vfork child shares it with its parent */
+	if (!whole) {
+		/* a vfork child that ends without exec: no runtime of its own
+		 * said its start */
+		xs_buf_add(&b, "{\"event\": \"start\", \"pid\": ");
+		xs_buf_u64(&b, (uint64_t)w->pid, 0);
+		xs_buf_add(&b, ", \"ppid\": ");
+		xs_buf_u64(&b, (uint64_t)xs_sys0(SYS_getppid), 0);
+		xs_buf_add(&b, ", \"time_ns\": ");
+		xs_buf_u64(&b, w->start_ns, 0);
+		add_names(&b);
+		xs_buf_add(&b, ", \"vfork\": true}\n");
+	}
+	xs_buf_add(&b, "{\"event\": \"end\", \"pid\": ");
+	xs_buf_u64(&b, (uint64_t)w->pid, 0);
+	xs_buf_add(&b, ", \"time_ns\": ");
+	xs_buf_u64(&b, w->end_ns, 0);
+	/* how: exit (status), signal (the process was killed: its number is
+	 * the parent's to see), exec (into an image the runtime cannot
+	 * enter: the process goes on unobserved) */
+	bool exec = strcmp(w->reason, "exec") == 0;
+	xs_buf_add(&b, ", \"how\": ");
+	xs_buf_add(&b, exec ? "\"exec\"" : status >= 0 ? "\"exit\"" : "\"signal\"");
+	xs_buf_add(&b, ", \"status\": ");
+	if (status >= 0 && !exec)
+		xs_buf_u64(&b, (uint64_t)status, 0);
+	else
+		xs_buf_add(&b, "null");
+	add_names(&b);
+	xs_buf_add(&b, ", \"exits\": ");
+	xs_buf_u64(&b, w->total.exits, 0);
+	xs_buf_add(&b, ", \"windows\": ");
+	xs_buf_u64(&b, (uint64_t)w->seq + 1, 0);
+	xs_buf_add(&b, "}\n");
+	write_line(&b);
+}
+
+/* ---- run-wide windows from inside ---- */
+
+static long rt_sys(long nr, long a1, long a2, long a3, long a4, long a5)
+{
+	return xs_syscall6(nr, a1, a2, a3, a4, a5, 0);
+}
+
+struct self_close {
+	const char *label;
+	bool reset;
+};
+
+static int close_self(uint32_t run_window, void *arg)
+{
+	struct self_close *s = arg;
+	uint32_t seq = g_proc->seq;
+	int r = xs_window_close_run("app", s->reset ? NULL : s->label, run_window);
+	return r < 0 ? r : (int)seq;
+}
+
+int xs_run_window(const char *label, bool reset)
+{
+	if (g_run_fd < 0)
+		return -ENOENT;
+	/* a description of our own for the lock: the inherited one is shared
+	 * by every process of the run, and flock is per description */
+	char path[64];
+	struct xs_buf p = { path, 0, sizeof(path), false, NULL };
+	xs_buf_add(&p, "/proc/self/fd/");
+	xs_buf_u64(&p, (uint64_t)g_run_fd, 0);
+	xs_buf_addc(&p, 0);
+	long lock_fd = xs_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+	if (lock_fd < 0)
+		return (int)lock_fd;
+	xs_runtime_fd_add((int)lock_fd);
+	struct xs_buf results = { .grow = xs_buf_mmap_grow };
+	int r = xs_buf_mmap_grow(&results, XS_RUNWIN_MAX * sizeof(struct xs_runwin_result));
+	struct self_close self = { label, reset };
+	if (r == 0) {
+		struct xs_runwin rw = {
+			.sys = rt_sys, .grow = xs_buf_mmap_grow, .release = xs_buf_mmap_free,
+			.lock_fd = (int)lock_fd, .append_fd = g_run_fd, .label = label, .reset = reset,
+			.reason = "app", .self_pid = g_proc->pid, .close_self = close_self, .arg = &self,
+			.results = (struct xs_runwin_result *)results.data,
+		};
+		r = xs_runwin_close(&rw);
+	}
+	xs_buf_mmap_free(&results);
+	xs_runtime_fd_forget((int)lock_fd);
+	xs_sys1(SYS_close, lock_fd);
+	return r;
+}
