@@ -44,9 +44,13 @@
 #include "cli/diff.h"
 #include "cli/records.h"
 #include "cli/report.h"
+#include "cli/tree.h"
 
 static const char g_report_usage[] =
-	"usage: exitscope report [OPTIONS] FILE.jsonl\n"
+	"usage: exitscope report [OPTIONS] FILE.jsonl | RUN\n"
+	"  RUN (a run directory, its run.jsonl, or the run's pid with ./exitscope-PID/):\n"
+	"                   per run-wide window the tree's totals, programs, heaviest\n"
+	"                   processes and system calls; the process tree (text or --json)\n"
 	"  --json           print the table as one JSON object\n"
 	"  --compare A,B    after the table, compare windows A and B (seqs) as\n"
 	"                   'exitscope diff' does\n"
@@ -310,6 +314,24 @@ int cmd_report(int argc, char **argv)
 	if ((html && (rp.json || compare)) || (output && !html)) {
 		xs_error("report: --html goes alone (with -o); --json and --compare are for the terminal");
 		return XS_EXIT_USAGE;
+	}
+	char run_file[8192];
+	if (xs_tree_find(argv[optind], run_file, sizeof(run_file))) {
+		/* a whole run: a run directory, a run file, or the run's pid */
+		if (html || compare) {
+			xs_error("report: a run gives its text or --json report; --html and --compare take one "
+				 "process's FILE.jsonl");
+			return XS_EXIT_USAGE;
+		}
+		struct xs_tree tree;
+		int st = xs_tree_load(&tree, run_file);
+		if (st == XS_EXIT_OK)
+			st = xs_tree_report(&tree, rp.json, &rp.out);
+		if (st == XS_EXIT_OK)
+			st = xs_cli_write_output("-", &rp.out);
+		xs_tree_release(&tree);
+		xs_cli_buf_release(&rp.out);
+		return st;
 	}
 	int status = xs_run_load(&run, argv[optind]);
 	rp.run = &run;

@@ -1,0 +1,71 @@
+/*
+ * A whole run (DESIGN.md §3.10): its run file and every process's record
+ * file, read into one view: the process tree, the run-wide windows, and
+ * each process's records assigned to the run-wide window they belong to.
+ *
+ * Ownership: a struct xs_tree owns everything it points to (the run file's
+ * document, every record); xs_tree_release() frees it all.
+ */
+#ifndef XS_CLI_TREE_H
+#define XS_CLI_TREE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "cli/records.h"
+
+struct xs_tree_proc {
+	int pid, ppid;
+	const char *comm, *title, *exe;	/* the last image's; from the run file */
+	char program[128];		/* the name its records are summed under */
+	uint64_t start_ns, end_ns;	/* end_ns 0: no end line (still running, or killed) */
+	const char *how;		/* "exit", "signal", "exec", or NULL */
+	long status;			/* -1: none */
+	int images;			/* exec'd images seen */
+	struct xs_record *records;	/* its record file, in order */
+	size_t count;
+	uint32_t *rwin;			/* the run-wide window of each record */
+	struct xs_rec_counters total;	/* the sum of its records' windows */
+};
+
+struct xs_tree_window {
+	uint32_t number;		/* 1.. for closed ones; the last is the open rest */
+	const char *label;		/* NULL: none */
+	const char *reason;		/* "command", "app", "signal"; "end" for the rest */
+	bool reset;
+	uint64_t begin_ns, time_ns;	/* when its closer began and finished */
+};
+
+struct xs_tree {
+	char dir[4096];			/* the run directory (where the records are) */
+	char file[4096];		/* the run file */
+	struct xs_json_doc **docs;	/* one per run-file line */
+	size_t doc_count;
+	struct xs_tree_proc *procs;	/* in order of first appearance */
+	size_t proc_count;
+	struct xs_tree_window *windows;	/* run-wide windows 1..N, then the rest (N+1) */
+	size_t window_count;
+};
+
+/*
+ * Is arg a run: a run directory (holding run.jsonl), a run file
+ * (run.jsonl or *.run.jsonl), or a pid whose run directory ./exitscope-PID/
+ * is here? On true, path holds the run file's path.
+ */
+bool xs_tree_find(const char *arg, char *path, size_t size);
+
+/* Read the run whose run file is path. XS_EXIT_OK, or XS_EXIT_DATA after
+ * saying why; release the tree either way. */
+int xs_tree_load(struct xs_tree *tree, const char *path);
+void xs_tree_release(struct xs_tree *tree);
+
+/* dst += src: every scalar, and each system call by name. 0 or -ENOMEM. */
+int xs_rec_counters_add(struct xs_rec_counters *dst, const struct xs_rec_counters *src);
+void xs_rec_counters_release(struct xs_rec_counters *c);
+
+/* The sum over p's records in run-wide window number (0: all). */
+int xs_tree_proc_window(const struct xs_tree_proc *p, uint32_t number, struct xs_rec_counters *out);
+
+/* exitscope report RUN: text (json false) or one JSON object into out. */
+int xs_tree_report(const struct xs_tree *tree, bool json, struct xs_buf *out);
+
+#endif
