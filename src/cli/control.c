@@ -34,6 +34,9 @@
 #include "cli/cli.h"
 #include "common/ctlsock.h"
 #include "common/json.h"
+#include "common/runwin.h"
+#include "cli/records.h"
+#include "cli/tree.h"
 
 #define ANSWER_MAX (64u << 20)		/* a record of 4096 threads fits */
 #define ANSWER_WAIT_MS 30000		/* without a byte of answer */
@@ -363,6 +366,67 @@ static int send_command(pid_t pid, const char *line, enum answer_kind kind)
 	return r;
 }
 
+/*
+ * dump RUN / reset RUN: one run-wide window in every live process of the
+ * run (common/runwin.c), numbered in the run file. Prints one line per
+ * process and returns once every record is written; status 1 when a live
+ * process could not be reached (one that exited meanwhile is not an
+ * error: its exit record is in this window).
+ */
+static int run_window(const char *run_file, const char *label, bool reset)
+{
+	int lock_fd = open(run_file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int append_fd = open(run_file, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	struct stat st;
+	if (lock_fd < 0 || append_fd < 0 || fstat(append_fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		xs_error("run file '%s': %s", run_file, lock_fd < 0 || append_fd < 0 ? strerror(errno) : "not a file");
+		if (lock_fd >= 0)
+			close(lock_fd);
+		if (append_fd >= 0)
+			close(append_fd);
+		return XS_EXIT_DATA;
+	}
+	struct xs_runwin_result *results = calloc(XS_RUNWIN_MAX, sizeof(*results));
+	struct xs_runwin rw = {
+		.sys = xs_cli_sys, .grow = xs_cli_buf_grow, .release = xs_cli_buf_release,
+		.lock_fd = lock_fd, .append_fd = append_fd, .label = label, .reset = reset,
+		.reason = "command", .results = results,
+	};
+	int r = results ? xs_runwin_close(&rw) : -ENOMEM;
+	close(lock_fd);
+	close(append_fd);
+	if (r < 0) {
+		xs_error("run file '%s': %s", run_file, strerror(-r));
+		free(results);
+		return XS_EXIT_DATA;
+	}
+	int status = XS_EXIT_OK;
+	size_t closed = 0;
+	for (size_t i = 0; i < rw.count; i++) {
+		struct xs_runwin_result *res = &results[i];
+		if (!res->err) {
+			closed++;
+			printf("process %d: window #%u\n", res->pid, res->seq);
+		} else if (res->err == -ESRCH) {
+			printf("process %d: exited before the window reached it\n", res->pid);
+		} else {
+			status = XS_EXIT_DATA;
+			xs_error("process %d: %s", res->pid,
+				 res->err == -EPERM ? res->why : res->err == -ECONNREFUSED ? "no control socket answers"
+				 : strerror(-res->err));
+		}
+	}
+	if (rw.dropped) {
+		xs_error("%zu more processes of the run were not reached (at most %d at once)", rw.dropped,
+			 XS_RUNWIN_MAX);
+		status = XS_EXIT_DATA;
+	}
+	printf("ok run window %u: %zu processes\n", rw.run_window, closed);
+	free(results);
+	int out = xs_cli_finish_stdout();
+	return status ? status : out;
+}
+
 static bool wants_help(int argc, char **argv)
 {
 	return argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"));
@@ -383,12 +447,14 @@ static int bad_option(const char *cmd, int argc, char **argv)
 }
 
 static const char g_dump_usage[] =
-	"usage: exitscope dump [--json] PID [LABEL]\n"
+	"usage: exitscope dump [--json] PID [LABEL] | exitscope dump RUN [LABEL]\n"
+	"  RUN (a run directory, its run.jsonl, or the pid of ./exitscope-PID/): one run-wide\n"
+	"  window in every live process of the run, returned once every record is written\n"
 	"  close a window in process PID (running under exitscope), print it, and return\n"
 	"  once its record is written to exitscope-PID.jsonl; it prints the text block,\n"
 	"  whatever --format the program runs with, or with --json the record line\n";
 static const char g_reset_usage[] =
-	"usage: exitscope reset PID\n"
+	"usage: exitscope reset PID | RUN\n"
 	"  close a window in process PID silently: a new window starts now\n";
 
 int cmd_dump(int argc, char **argv)
@@ -406,7 +472,9 @@ int cmd_dump(int argc, char **argv)
 	int bad = bad_option("dump", argc, argv);
 	if (bad)
 		return bad;
-	if (argc < 2 || argc > 3 || parse_pid(argv[1], &pid) < 0) {
+	char run_file[8192];
+	bool run = argc >= 2 && argc <= 3 && !json && xs_tree_find(argv[1], run_file, sizeof(run_file));
+	if (argc < 2 || argc > 3 || (!run && parse_pid(argv[1], &pid) < 0)) {
 		fputs(g_dump_usage, stderr);
 		return XS_EXIT_USAGE;
 	}
@@ -415,6 +483,8 @@ int cmd_dump(int argc, char **argv)
 		xs_error("dump: a label is one line of at most 120 bytes");
 		return XS_EXIT_USAGE;
 	}
+	if (run)
+		return run_window(run_file, argc == 3 ? argv[2] : NULL, false);
 	snprintf(line, sizeof(line), "%s%s%s\n", json ? "dump-json" : "dump", argc == 3 ? " " : "",
 		 argc == 3 ? argv[2] : "");
 	return send_command(pid, line, json ? ANSWER_JSON : ANSWER_TEXT);
@@ -430,6 +500,9 @@ int cmd_reset(int argc, char **argv)
 	int bad = bad_option("reset", argc, argv);
 	if (bad)
 		return bad;
+	char run_file[8192];
+	if (argc == 2 && xs_tree_find(argv[1], run_file, sizeof(run_file)))
+		return run_window(run_file, NULL, true);
 	if (argc != 2 || parse_pid(argv[1], &pid) < 0) {
 		fputs(g_reset_usage, stderr);
 		return XS_EXIT_USAGE;

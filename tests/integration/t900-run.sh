@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# t900: one run, one view. The run directory and its run file, run-wide
+# windows closed by command and from inside a child, their exactness (the
+# windows sum to the totals, the processes to the tree, and the tree's
+# getppid calls equal strace -f -c's), and report RUN naming each program.
+. "$(dirname "$0")/../lib.sh"
+cd "$SCRATCH" || exit 1
+
+# --- the run directory: created new, never an existing name ---
+bash -c 'exec "$0" run --format none -- /bin/true' "$XS"
+dirs=$(ls -d exitscope-* 2>/dev/null | wc -l)
+check "run: a new run directory ./exitscope-PID/ with run.jsonl" test "$dirs" = 1 -a -f "$(ls -d exitscope-*)/run.jsonl"
+rm -rf exitscope-*
+bash -c 'ln -s /tmp "exitscope-$$"; exec "$0" run --format none -- /bin/true' "$XS" 2>err
+st=$?
+expect_eq "run: a planted symlink as the run directory is refused (124)" 124 "$st"
+check "run: the refusal names the run directory" grep -q "^exitscope: run directory 'exitscope-[0-9]*': it exists already" err
+rm -f exitscope-*
+
+# --- a forking tree: a run-wide window from inside a child ---
+"$XS" run --format none -- "$T/tw_runtree" 4 1000 >out 2>err
+st=$?
+d=$(ls -d exitscope-*)
+expect_eq "runtree: exit status and child 0's /dev/exitscope write" "0 devfile=16" "$st $(cat out)"
+check "runtree: the run file names 6 processes" test "$(grep -c '"event": "start"' "$d/run.jsonl")" = 6
+check "runtree: one window line, from inside a child (reason app, label inside)" \
+  test "$(grep '"event": "window"' "$d/run.jsonl" | jq -r '"\(.run_window) \(.reason) \(.label) \(.closed | length)"')" = "1 app inside 5"
+"$XS" report --json "$d" >rep.json
+expect_eq "runtree: getppid per run-wide window (4 children x 1000 before; after: 4 x 1000 + the late child's 1000)" \
+  "1:4000 null:5000" "$(jq -r '[.windows[] | "\(.run_window):\(.totals.syscalls.getppid.calls)"] | join(" ")' rep.json)"
+expect_eq "runtree: the windows sum to the run's total, every counter" \
+  "$(jq -c '.total.totals | .syscalls |= (to_entries | sort_by(.key) | from_entries)' rep.json)" \
+  "$(jq -c '[.windows[].totals] | reduce .[] as $w ({}; . as $a | $w | to_entries | map(if .key == "syscalls" then {key, value: (($a.syscalls // {}) as $s | .value | with_entries(.value as $v | .value = {calls: ($v.calls + ($s[.key].calls // 0)), errors: ($v.errors + ($s[.key].errors // 0)), ns: ($v.ns + ($s[.key].ns // 0))}) + ($s | with_entries(select(.key as $k | $w.syscalls | has($k) | not))))} else {key, value: (.value + ($a[.key] // 0))} end) | from_entries)' rep.json | jq -c '.syscalls |= (to_entries | sort_by(.key) | from_entries)')" \
+  2>/dev/null
+# each process: its records' windows sum to its last total
+bad=0
+for f in "$d"/exitscope-*.jsonl; do
+  a=$(jq -s -c '[.[].window.exits] | add' "$f"); b=$(tail -n 1 "$f" | jq -c '.total.exits')
+  [ "$a" = "$b" ] || { bad=1; echo "    $f: windows $a, total $b"; }
+done
+expect_eq "runtree: each process's windows sum to its total" 0 "$bad"
+expect_eq "runtree: the processes sum to the tree (exits)" \
+  "$(jq '.total.totals.exits' rep.json)" "$(jq '[.processes[].exits] | add' rep.json)"
+expect_eq "runtree: the late child (born after window 1) is only in the rest" \
+  "1" "$(jq '[.windows[] | select(.run_window == 1) | .processes[]] | length as $n | 6 - $n' rep.json)"
+if command -v strace >/dev/null; then
+  strace -f -c -o strace.out "$T/tw_runtree" 4 1000 >/dev/null
+  s=$(awk '$NF == "getppid" { print $(NF-1) }' strace.out)
+  expect_eq "runtree: the tree's getppid calls equal strace -f -c's" "$s" "$(jq '.total.totals.syscalls.getppid.calls' rep.json)"
+else
+  fail "runtree: strace is not installed"
+fi
+rm -rf exitscope-*
+
+# --- a run-wide window by command across a shell tree ---
+"$XS" run --format none -- sh -c 'for i in 1 2 3; do (while [ ! -e stop ]; do sleep 0.05; done) & done; wait' &
+pid=$!
+for _ in $(seq 100); do [ "$(grep -c '"event": "start"' "exitscope-$pid/run.jsonl" 2>/dev/null)" -ge 4 ] && break; sleep 0.05; done
+"$XS" dump "$pid" warm >dump.out 2>dump.err
+st=$?
+touch stop; wait "$pid"
+check "dump RUN: status 0 and 'ok run window 1'" test "$st" = 0 -a "$(tail -n 1 dump.out | cut -d: -f1)" = "ok run window 1"
+n=$(grep -c '^process [0-9]*: window #' dump.out)
+check "dump RUN: at least the shell and its 3 subshells closed a window" test "$n" -ge 4
+bad=0
+for p in $(grep -o '^process [0-9]*: window' dump.out | awk '{print $2}' | tr -d :); do
+  grep -q '"run_window": 1}' "exitscope-$pid/exitscope-$p.jsonl" || bad=$((bad + 1))
+done
+expect_eq "dump RUN: every process it names has a record with run_window 1" 0 "$bad"
+check "dump RUN: the window line has the label" grep -q '"run_window": 1, "label": "warm"' "exitscope-$pid/run.jsonl"
+"$XS" report "exitscope-$pid" >rep.txt
+check "report RUN: the run window's heading" grep -q '^run window 1 (command, label "warm")' rep.txt
+rm -rf exitscope-* stop
+
+# --- a pipeline: one report naming each program ---
+"$XS" run --format none -- sh -c 'printf "b\na\n" | sort | cat | wc -l' >out
+d=$(ls -d exitscope-*)
+"$XS" report "$d" >rep.txt
+for prog in dash sort cat wc; do
+  check "pipeline: report RUN names $prog" grep -q "^  $prog  *x " rep.txt
+done
+expect_eq "pipeline: the program's own output" 2 "$(cat out)"
