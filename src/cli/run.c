@@ -287,7 +287,7 @@ static int check_output_dir(const char *dir, char *absdir)
  * ./exitscope-PID/ (PID: the program's, which is ours since we exec it),
  * created here with mkdir, so that a name that exists, whatever it is
  * (an earlier run, a planted symlink), is never written into; with -o DIR,
- * the run file exitscope-PID.run.jsonl beside the records in DIR. The run
+ * the run file run-PID.jsonl beside the records in DIR. The run
  * file is created O_EXCL and handed down as a descriptor, and so is the
  * directory (opened without following a link): absdir becomes the run
  * directory's path. 0, or -1 after saying why.
@@ -323,7 +323,7 @@ static int open_run(const char *dir, char *absdir, int *dir_fd, int *run_fd, cha
 			xs_error("output directory '%s': %s", dir, strerror(errno));
 			return -1;
 		}
-		snprintf(run_name, size, "exitscope-%d.run.jsonl", pid);
+		snprintf(run_name, size, "run-%d.jsonl", pid);
 	}
 	*run_fd = openat(*dir_fd, run_name, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY, 0644);
 	if (*run_fd < 0) {

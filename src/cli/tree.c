@@ -32,8 +32,9 @@ bool xs_tree_find(const char *arg, char *path, size_t size)
 		snprintf(path, size, "%s/%s", arg, XS_RUN_FILE);
 		return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 	}
+	const char *base = strrchr(arg, '/') ? strrchr(arg, '/') + 1 : arg;
 	if (stat(arg, &st) == 0 && S_ISREG(st.st_mode) &&
-	    ((n >= 10 && !strcmp(arg + n - 10, ".run.jsonl")) || (n >= 9 && !strcmp(arg + n - 9, XS_RUN_FILE)))) {
+	    (!strcmp(base, XS_RUN_FILE) || (!strncmp(base, "run-", 4) && n >= 6 && !strcmp(arg + n - 6, ".jsonl")))) {
 		snprintf(path, size, "%s", arg);
 		return true;
 	}

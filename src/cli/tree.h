@@ -1,5 +1,5 @@
 /*
- * A whole run (DESIGN.md §3.10): its run file and every process's record
+ * A whole run (DESIGN.md §3.11): its run file and every process's record
  * file, read into one view: the process tree, the run-wide windows, and
  * each process's records assigned to the run-wide window they belong to.
  *
@@ -48,7 +48,7 @@ struct xs_tree {
 
 /*
  * Is arg a run: a run directory (holding run.jsonl), a run file
- * (run.jsonl or *.run.jsonl), or a pid whose run directory ./exitscope-PID/
+ * (run.jsonl, or run-PID.jsonl of -o DIR), or a pid whose run directory ./exitscope-PID/
  * is here? On true, path holds the run file's path.
  */
 bool xs_tree_find(const char *arg, char *path, size_t size);

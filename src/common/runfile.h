@@ -1,5 +1,5 @@
 /*
- * The run file (run.jsonl in a run directory, DESIGN.md §3.10): one JSON
+ * The run file (run.jsonl in a run directory, DESIGN.md §3.11): one JSON
  * object a line, each starting {"event": "KIND", ... in the fixed form the
  * writers use (the runtime for start, exec and end; whoever closes a
  * run-wide window for window). What both sides need without a JSON parser:

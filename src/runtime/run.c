@@ -1,6 +1,6 @@
 /*
  * The run: what this process tells the run file (run.jsonl in the run
- * directory, DESIGN.md §3.10) and the run-wide windows it closes from
+ * directory, DESIGN.md §3.11) and the run-wide windows it closes from
  * inside (/dev/exitscope "run-dump [LABEL]", "run-reset").
  *
  * `exitscope run` creates the run file and hands its descriptor down
