@@ -427,6 +427,17 @@ static int run_window(const char *run_file, const char *label, bool reset)
 	return status ? status : out;
 }
 
+/*
+ * A pid is always the per-pid form, even that of a run's first process:
+ * were it a run when ./exitscope-PID/ is in the current directory, the
+ * same command would close one window or the whole tree's depending on
+ * where it is typed. A run is named by its directory or run file.
+ */
+static bool is_pid(const char *arg)
+{
+	return arg[0] && strspn(arg, "0123456789") == strlen(arg);
+}
+
 static bool wants_help(int argc, char **argv)
 {
 	return argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"));
@@ -448,14 +459,16 @@ static int bad_option(const char *cmd, int argc, char **argv)
 
 static const char g_dump_usage[] =
 	"usage: exitscope dump [--json] PID [LABEL] | exitscope dump RUN [LABEL]\n"
-	"  RUN (a run directory, its run.jsonl, or the pid of ./exitscope-PID/): one run-wide\n"
-	"  window in every live process of the run, returned once every record is written\n"
 	"  close a window in process PID (running under exitscope), print it, and return\n"
 	"  once its record is written to exitscope-PID.jsonl; it prints the text block,\n"
-	"  whatever --format the program runs with, or with --json the record line\n";
+	"  whatever --format the program runs with, or with --json the record line\n"
+	"  RUN (a run directory such as exitscope-PID/, or its run file): one run-wide window\n"
+	"  in every live process of the run, returned once every record is written (a PID\n"
+	"  is always the one process, even the run's first)\n";
 static const char g_reset_usage[] =
 	"usage: exitscope reset PID | RUN\n"
-	"  close a window in process PID silently: a new window starts now\n";
+	"  close a window in process PID (or in every live process of RUN) silently:\n"
+	"  a new window starts now\n";
 
 int cmd_dump(int argc, char **argv)
 {
@@ -473,7 +486,7 @@ int cmd_dump(int argc, char **argv)
 	if (bad)
 		return bad;
 	char run_file[8192];
-	bool run = argc >= 2 && argc <= 3 && !json && xs_tree_find(argv[1], run_file, sizeof(run_file));
+	bool run = argc >= 2 && argc <= 3 && !json && !is_pid(argv[1]) && xs_tree_find(argv[1], run_file, sizeof(run_file));
 	if (argc < 2 || argc > 3 || (!run && parse_pid(argv[1], &pid) < 0)) {
 		fputs(g_dump_usage, stderr);
 		return XS_EXIT_USAGE;
@@ -501,7 +514,7 @@ int cmd_reset(int argc, char **argv)
 	if (bad)
 		return bad;
 	char run_file[8192];
-	if (argc == 2 && xs_tree_find(argv[1], run_file, sizeof(run_file)))
+	if (argc == 2 && !is_pid(argv[1]) && xs_tree_find(argv[1], run_file, sizeof(run_file)))
 		return run_window(run_file, NULL, true);
 	if (argc != 2 || parse_pid(argv[1], &pid) < 0) {
 		fputs(g_reset_usage, stderr);

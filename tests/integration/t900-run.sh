@@ -56,7 +56,7 @@ rm -rf exitscope-*
 "$XS" run --format none -- sh -c 'for i in 1 2 3; do (while [ ! -e stop ]; do sleep 0.05; done) & done; wait' &
 pid=$!
 for _ in $(seq 100); do [ "$(grep -c '"event": "start"' "exitscope-$pid/run.jsonl" 2>/dev/null)" -ge 4 ] && break; sleep 0.05; done
-"$XS" dump "$pid" warm >dump.out 2>dump.err
+"$XS" dump "exitscope-$pid" warm >dump.out 2>dump.err
 st=$?
 touch stop; wait "$pid"
 check "dump RUN: status 0 and 'ok run window 1'" test "$st" = 0 -a "$(tail -n 1 dump.out | cut -d: -f1)" = "ok run window 1"
