@@ -52,6 +52,8 @@ static const char g_report_usage[] =
 	"                   per run-wide window the tree's totals, programs, heaviest\n"
 	"                   processes and system calls; the process tree (text or --json)\n"
 	"  --json           print the table as one JSON object\n"
+	"  --summary        (RUN) the log's summary at the run's end: the tree's totals,\n"
+	"                   programs, top calls, and where the files are\n"
 	"  --compare A,B    after the table, compare windows A and B (seqs) as\n"
 	"                   'exitscope diff' does\n"
 	"  --html           write one self-contained HTML page instead: windows,\n"
@@ -272,12 +274,13 @@ int cmd_report(int argc, char **argv)
 		{ "html", no_argument, NULL, 'H' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "compare", required_argument, NULL, 'c' },
+		{ "summary", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct report rp = { .out = { .grow = xs_cli_buf_grow } };
 	struct xs_run run;
-	bool html = false, compare = false;
+	bool html = false, compare = false, summary = false;
 	uint64_t compare_seq[2];
 	const char *output = NULL;
 	int opt;
@@ -300,6 +303,9 @@ int cmd_report(int argc, char **argv)
 			}
 			compare = true;
 			break;
+		case 's':
+			summary = true;
+			break;
 		case 'h':
 			fputs(g_report_usage, stdout);
 			return xs_cli_finish_stdout();
@@ -318,7 +324,7 @@ int cmd_report(int argc, char **argv)
 	char run_file[8192];
 	if (xs_tree_find(argv[optind], run_file, sizeof(run_file))) {
 		/* a whole run: a run directory, a run file, or the run's pid */
-		if (html || compare) {
+		if (html || compare || (summary && rp.json)) {
 			xs_error("report: a run gives its text or --json report; --html and --compare take one "
 				 "process's FILE.jsonl");
 			return XS_EXIT_USAGE;
@@ -326,12 +332,16 @@ int cmd_report(int argc, char **argv)
 		struct xs_tree tree;
 		int st = xs_tree_load(&tree, run_file);
 		if (st == XS_EXIT_OK)
-			st = xs_tree_report(&tree, rp.json, &rp.out);
+			st = summary ? xs_tree_summary(&tree, &rp.out) : xs_tree_report(&tree, rp.json, &rp.out);
 		if (st == XS_EXIT_OK)
 			st = xs_cli_write_output("-", &rp.out);
 		xs_tree_release(&tree);
 		xs_cli_buf_release(&rp.out);
 		return st;
+	}
+	if (summary) {
+		xs_error("report: --summary is for a run (its directory or run file)");
+		return XS_EXIT_USAGE;
 	}
 	int status = xs_run_load(&run, argv[optind]);
 	rp.run = &run;

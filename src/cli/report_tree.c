@@ -51,8 +51,9 @@ static void json_counters(struct xs_buf *b, const struct xs_rec_counters *c)
 	xs_buf_add(b, "}}");
 }
 
-/* strace -c -f's table, summed over the tree. */
-static void text_syscalls(struct xs_buf *b, struct xs_rec_counters *c)
+/* strace -c -f's table, summed over the tree: its top rows (0: all), and
+ * the total over every call. */
+static void text_syscalls(struct xs_buf *b, struct xs_rec_counters *c, size_t top)
 {
 	static const char rule[] = "  ------ ----------- ----------- --------- --------- ----------------\n";
 	qsort(c->sys, c->sys_count, sizeof(*c->sys), sys_by_time);
@@ -68,8 +69,10 @@ static void text_syscalls(struct xs_buf *b, struct xs_rec_counters *c)
 		bool total = i == c->sys_count;
 		const struct xs_rec_syscall *s = total ? NULL : &c->sys[i];
 		uint64_t sns = total ? ns : s->ns, scalls = total ? calls : s->calls, serr = total ? errors : s->errors;
-		if (!total && !scalls)
+		if (!total && (!scalls || (top && i >= top)))
 			continue;
+		if (total && top && c->sys_count > top)
+			xs_cli_addf(b, "  (%zu more system calls: exitscope report gives them all)\n", c->sys_count - top);
 		if (total)
 			xs_buf_add(b, rule);
 		uint64_t pct = ns ? (sns * 10000 + ns / 2) / ns : 0;
@@ -217,7 +220,7 @@ static int report_window(const struct xs_tree *t, uint32_t number, const struct 
 			xs_cli_text(b, hv[k].p->program, 32);
 			xs_cli_addf(b, " %12llu exits\n", (unsigned long long)hv[k].c.scalar[XS_REC_EXITS]);
 		}
-		text_syscalls(b, &all);
+		text_syscalls(b, &all, 0);
 	}
 	for (size_t k = 0; hv && k < nproc; k++)
 		xs_rec_counters_release(&hv[k].c);
@@ -311,6 +314,75 @@ int xs_tree_report(const struct xs_tree *t, bool json, struct xs_buf *b)
 		if (!r && t->window_count > 1)
 			r = report_window(t, 0, NULL, false, b);
 	}
+	if (r || b->failed) {
+		xs_error("out of memory");
+		return XS_EXIT_DATA;
+	}
+	return XS_EXIT_OK;
+}
+
+/*
+ * The log's summary of a run at its end (DESIGN.md §3.11), printed by the
+ * first process's runtime through `exitscope report --summary RUN`: the
+ * tree's totals and top calls like strace -c -f, the programs, then where
+ * the files are. The header names the program, not only the pid.
+ */
+#define SUMMARY_TOP_CALLS 15
+
+int xs_tree_summary(const struct xs_tree *t, struct xs_buf *b)
+{
+	struct xs_rec_counters all = { 0 };
+	struct program_sum *ps = calloc(t->proc_count + 1, sizeof(*ps));
+	size_t nprog = 0, running = 0;
+	int r = ps ? 0 : -1;
+	for (size_t i = 0; !r && i < t->proc_count; i++) {
+		const struct xs_tree_proc *p = &t->procs[i];
+		running += !p->how;
+		size_t k = 0;
+		while (k < nprog && strcmp(ps[k].name, p->program))
+			k++;
+		if (k == nprog)
+			ps[nprog++].name = p->program;
+		ps[k].processes++;
+		if (xs_rec_counters_add(&ps[k].c, &p->total) < 0 || xs_rec_counters_add(&all, &p->total) < 0)
+			r = -1;
+	}
+	if (!r) {
+		qsort(ps, nprog, sizeof(*ps), program_cmp);
+		const struct xs_tree_proc *root = t->proc_count ? &t->procs[0] : NULL;
+		xs_buf_add(b, "----- exitscope run summary: ");
+		xs_cli_text(b, root ? root->program : "?", 0);
+		xs_cli_addf(b, " (pid %d) and its tree, %zu processes, %zu run-wide windows -----\n",
+			    root ? root->pid : 0, t->proc_count, t->window_count - 1);
+		xs_cli_addf(b, "  exits %llu, enters %llu, sync signals %llu, async signals %llu, minor faults %llu, "
+			       "major faults %llu, preemptions %llu\n",
+			    (unsigned long long)all.scalar[0], (unsigned long long)all.scalar[1],
+			    (unsigned long long)all.scalar[2], (unsigned long long)all.scalar[3],
+			    (unsigned long long)all.scalar[4], (unsigned long long)all.scalar[5],
+			    (unsigned long long)all.scalar[6]);
+		xs_buf_add(b, "  programs:");
+		for (size_t k = 0; k < nprog; k++) {
+			xs_buf_add(b, k ? ", " : " ");
+			xs_cli_text(b, ps[k].name, 0);
+			xs_cli_addf(b, " x %zu (%llu exits)", ps[k].processes,
+				    (unsigned long long)ps[k].c.scalar[XS_REC_EXITS]);
+		}
+		xs_buf_addc(b, '\n');
+		text_syscalls(b, &all, SUMMARY_TOP_CALLS);
+		if (running)
+			xs_cli_addf(b, "  %zu processes had not ended: their calls after their last record are not "
+				       "in this summary\n", running);
+		xs_buf_add(b, "  files: ");
+		xs_cli_text(b, t->dir, 0);
+		xs_cli_addf(b, "/ (the run file %s and a record file per process); the whole view: "
+			       "exitscope report ", strrchr(t->file, '/') ? strrchr(t->file, '/') + 1 : t->file);
+		xs_cli_text(b, t->dir, 0);
+		xs_buf_addc(b, '\n');
+	}
+	for (size_t k = 0; ps && k < nprog; k++)
+		xs_rec_counters_release(&ps[k].c);
+	xs_rec_counters_release(&all);
+	free(ps);
 	if (r || b->failed) {
 		xs_error("out of memory");
 		return XS_EXIT_DATA;

@@ -35,6 +35,8 @@ static const char g_run_usage[] =
 	"  -i, --interval MS      also close a window every MS milliseconds\n"
 	"      --format FMT       text (default) | gramine | none: what the log shows\n"
 	"      --log FILE         write the log to FILE instead of the program's stderr\n"
+	"      --log-each         each process's blocks on the log at its exit, not only the\n"
+	"                         run's summary (a run of one process shows its block anyway)\n"
 	"  -h, --help             this text\n"
 	"The status is the program's own. exitscope's own refusals are 2 (usage) and 121-127,\n"
 	"each with one line 'exitscope: ...' on stderr before the program would start.\n";
@@ -355,12 +357,13 @@ int cmd_run(int argc, char **argv)
 		{ "call-graph", required_argument, NULL, 'g' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "no-records", no_argument, NULL, 'n' },
+		{ "log-each", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *dir = NULL, *format = "text", *log = NULL;
 	int ctl_signal = SIGUSR1;
-	bool profile = false, records = true;
+	bool profile = false, records = true, log_each = false;
 	const char *call_graph = "dwarf";
 	unsigned long frequency = 199;
 	unsigned long interval = 0;
@@ -396,6 +399,9 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'n':
 			records = false;
+			break;
+		case 'E':
+			log_each = true;
 			break;
 		case 'F': {
 			char *end;
@@ -510,8 +516,17 @@ int cmd_run(int argc, char **argv)
 	for (int i = 0; inner[i]; i++)
 		unsetenv(inner[i]);	/* the runtime's own, between images */
 	if (run_fd >= 0) {
-		char run[128];
-		snprintf(run, sizeof(run), "%d:%s", run_fd, run_name);
+		/* the binary, for the run's summary at the first process's end
+		 * (DESIGN.md §3.11): kept open, since the program may chroot */
+		int cli_fd = open("/proc/self/exe", O_PATH);
+		if (cli_fd >= 0 && cli_fd < 3) {	/* 0 says "none" to the runtime */
+			int high = fcntl(cli_fd, F_DUPFD, 3);
+			close(cli_fd);
+			cli_fd = high;
+		}
+		char run[PATH_MAX + 200];
+		snprintf(run, sizeof(run), "%d:%s:%d:%d:%d:%s", run_fd, run_name, (int)getpid(), log_each ? 1 : 0,
+			 cli_fd < 0 ? 0 : cli_fd, absdir);
 		snprintf(num, sizeof(num), "%d", dir_fd);
 		if (set_env("EXITSCOPE_RUN", run) || set_env("EXITSCOPE_DIR_FD", num))
 			return XS_EXIT_INTERNAL;

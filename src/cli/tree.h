@@ -68,4 +68,7 @@ int xs_tree_proc_window(const struct xs_tree_proc *p, uint32_t number, struct xs
 /* exitscope report RUN: text (json false) or one JSON object into out. */
 int xs_tree_report(const struct xs_tree *tree, bool json, struct xs_buf *out);
 
+/* The log's summary of a run at its end (report --summary). */
+int xs_tree_summary(const struct xs_tree *tree, struct xs_buf *out);
+
 #endif

@@ -219,7 +219,12 @@ static void format_text(struct xs_window *w, struct xs_buf *b)
 	xs_buf_u64(b, w->seq, 0);
 	xs_buf_add(b, ", ");
 	window_heading(w, b);
-	xs_buf_add(b, ") -----\n");
+	/* the program too: in a process tree the pid alone says little */
+	char comm[17];
+	xs_run_comm(comm);
+	xs_buf_add(b, "): ");
+	xs_buf_json_str(b, comm);
+	xs_buf_add(b, " -----\n");
 	xs_buf_add(b, "                          window         total\n");
 	text_row(b, "exits", w->window.exits, w->total.exits);
 	text_row(b, "enters", w->window.enters, w->total.enters);

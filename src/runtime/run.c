@@ -12,8 +12,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include "common/runfile.h"
 #include "common/runwin.h"
 #include "runtime/runtime.h"
@@ -21,23 +26,47 @@
 #define LINE_MAX_SIZE 4000	/* a line is written whole, in one call */
 
 int g_run_fd = -1;
+int g_run_cli_fd = -1;		/* the exitscope binary (O_PATH), for the run's summary */
 static char g_run_name[64];
+static int g_run_root;		/* the run's first pid: it prints the run's summary */
+static bool g_run_log_each;	/* run --log-each: every process's blocks on the log too */
+static char g_run_dir[PATH_MAX];	/* the run directory, absolute */
 static bool g_run_after_exec;	/* this image came from an exec of the run */
 static bool g_run_image_said;	/* this image's start or exec line is written */
 static int g_exit_status = -1;	/* exit_group's or the last thread's status, until the end */
 
+/* One number of EXITSCOPE_RUN, and the ':' after it. */
+static const char *env_number(const char *p, long *out)
+{
+	const char *start = p;
+	long v = 0;
+	while (*p >= '0' && *p <= '9')
+		v = v * 10 + (*p++ - '0');
+	*out = v;
+	return p == start || *p != ':' ? NULL : p + 1;
+}
+
+/* EXITSCOPE_RUN=FD:NAME:ROOT:EACH:CLIFD:DIR (DIR last: it may hold a ':') */
 void xs_run_config(const char *env, bool after_exec)
 {
 	if (!env || g_config.no_records)
 		return;
-	long fd = 0;
-	const char *p = env;
-	while (*p >= '0' && *p <= '9')
-		fd = fd * 10 + (*p++ - '0');
-	if (p == env || *p != ':' || strlen(p + 1) >= sizeof(g_run_name))
+	long fd, root, each, cli;
+	const char *p = env_number(env, &fd), *colon = p ? strchr(p, ':') : NULL;
+	if (!p || !colon || (size_t)(colon - p) >= sizeof(g_run_name))
 		return;
-	strcpy(g_run_name, p + 1);
+	memcpy(g_run_name, p, (size_t)(colon - p));
+	g_run_name[colon - p] = 0;
+	p = env_number(colon + 1, &root);
+	p = p ? env_number(p, &each) : NULL;
+	p = p ? env_number(p, &cli) : NULL;
+	if (!p || strlen(p) >= sizeof(g_run_dir))
+		return;
+	strcpy(g_run_dir, p);
+	g_run_root = (int)root;
+	g_run_log_each = each != 0;
 	g_run_fd = xs_runtime_fd_adopt(fd);
+	g_run_cli_fd = cli > 2 ? xs_runtime_fd_adopt(cli) : -1;	/* 0: none */
 	g_run_after_exec = after_exec;
 }
 
@@ -49,6 +78,12 @@ void xs_run_env(struct xs_buf *b)
 	xs_buf_u64(b, (uint64_t)g_run_fd, 0);
 	xs_buf_addc(b, ':');
 	xs_buf_add(b, g_run_name);
+	xs_buf_addc(b, ':');
+	xs_buf_u64(b, (uint64_t)g_run_root, 0);
+	xs_buf_add(b, g_run_log_each ? ":1:" : ":0:");
+	xs_buf_u64(b, (uint64_t)(g_run_cli_fd < 0 ? 0 : g_run_cli_fd), 0);
+	xs_buf_addc(b, ':');
+	xs_buf_add(b, g_run_dir);
 	xs_buf_addc(b, 0);
 }
 
@@ -63,18 +98,23 @@ static long read_proc(const char *path, char *out, size_t size)
 	return n;
 }
 
+void xs_run_comm(char comm[17])
+{
+	long n = read_proc("/proc/self/comm", comm, 16);
+	comm[n > 0 ? n : 0] = 0;
+	if (n > 0 && comm[n - 1] == '\n')
+		comm[n - 1] = 0;
+}
+
 /* "comm": ..., "title": ... (the first string of cmdline, which ps shows
  * and programs such as postgres rewrite) */
 static void add_names(struct xs_buf *b)
 {
 	char comm[17], cmd[256];
-	long n = read_proc("/proc/self/comm", comm, sizeof(comm) - 1);
-	comm[n > 0 ? n : 0] = 0;
-	if (n > 0 && comm[n - 1] == '\n')
-		comm[n - 1] = 0;
+	xs_run_comm(comm);
 	xs_buf_add(b, ", \"comm\": ");
 	xs_buf_json_str(b, comm);
-	n = read_proc("/proc/self/cmdline", cmd, sizeof(cmd) - 1);
+	long n = read_proc("/proc/self/cmdline", cmd, sizeof(cmd) - 1);
 	cmd[n > 0 ? n : 0] = 0;
 	xs_buf_add(b, ", \"title\": ");
 	xs_buf_json_str(b, cmd);
@@ -141,10 +181,101 @@ void xs_run_note_exit(long status)
 	g_exit_status = (int)(status & 0xff);
 }
 
-void xs_run_process_end(const struct xs_window *w, bool whole)
+/* Did any process other than the first one join the run? (a start or
+ * exec line of another pid in the run file) */
+static bool run_has_others(void)
+{
+	char path[64];
+	struct xs_buf p = { path, 0, sizeof(path), false, NULL };
+	xs_buf_add(&p, "/proc/self/fd/");
+	xs_buf_u64(&p, (uint64_t)g_run_fd, 0);
+	xs_buf_addc(&p, 0);
+	long fd = xs_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return false;
+	struct stat st;
+	bool others = false;
+	if (xs_sys2(SYS_fstat, fd, &st) == 0 && st.st_size > 0) {
+		long m = xs_syscall6(SYS_mmap, 0, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m >= 0 || m < -4095) {
+			const char *data = (const char *)m, *end = data + st.st_size;
+			static const char start[] = "{\"event\": \"start\", \"pid\": ",
+					  exec[] = "{\"event\": \"exec\", \"pid\": ";
+			for (const char *line = data; line < end && !others;) {
+				const char *nl = memchr(line, '\n', (size_t)(end - line));
+				const char *next = nl ? nl + 1 : end, *q = NULL;
+				if ((size_t)(next - line) > sizeof(start) && !memcmp(line, start, sizeof(start) - 1))
+					q = line + sizeof(start) - 1;
+				else if ((size_t)(next - line) > sizeof(exec) && !memcmp(line, exec, sizeof(exec) - 1))
+					q = line + sizeof(exec) - 1;
+				long pid = 0;
+				while (q && q < next && *q >= '0' && *q <= '9')
+					pid = pid * 10 + (*q++ - '0');
+				others = q && pid != g_run_root;
+				line = next;
+			}
+			xs_sys2(SYS_munmap, m, st.st_size);
+		}
+	}
+	xs_sys1(SYS_close, fd);
+	return others;
+}
+
+/*
+ * The run's summary on the log (DESIGN.md §3.11): `exitscope report
+ * --summary DIR`, run by the first process as it ends, in a child of its
+ * own that execs the exitscope binary kept open since the start (so that
+ * the summary reads the records with the command's own code, and works
+ * after a chroot or a change of PATH). The child's output goes to the log.
+ * True when it printed the summary.
+ */
+static bool print_summary(void)
+{
+	if (g_run_cli_fd < 0 || !g_run_dir[0] || g_config.log_fd < 0)
+		return false;
+	char *argv[] = { "exitscope", "report", "--summary", g_run_dir, NULL };
+	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
+	long pid = xs_sys5(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+	if (pid < 0)
+		return false;
+	if (pid == 0) {
+		xs_sys2(SYS_dup2, g_config.log_fd, 1);
+		xs_sys2(SYS_dup2, g_config.log_fd, 2);
+		xs_sys5(SYS_execveat, g_run_cli_fd, "", argv, envp, AT_EMPTY_PATH);
+		xs_sys1(SYS_exit_group, 127);
+	}
+	int status = 0;
+	long r;
+	do
+		r = xs_sys4(SYS_wait4, pid, &status, __WALL, 0);
+	while (r == -EINTR);
+	return r == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+bool xs_run_logs_blocks_of(int pid)
+{
+	return g_run_fd < 0 || g_config.format != XS_FORMAT_TEXT || g_run_log_each || pid == g_run_root;
+}
+
+/* Its end line, then what the log shows of it. */
+static bool end_line_and_own_block(const struct xs_window *w, bool whole);
+
+void xs_run_process_end(const struct xs_window *w, bool whole, const struct xs_buf *text)
+{
+	bool summary = false;
+	bool own = end_line_and_own_block(w, whole);
+	if (own == false && g_run_fd >= 0 && w->pid == g_run_root && g_config.format == XS_FORMAT_TEXT)
+		summary = true;
+	if ((own || g_run_log_each) && text->len)
+		xs_log_buf(text->data, text->len);
+	if (summary && !print_summary() && !g_run_log_each && text->len)
+		xs_log_buf(text->data, text->len);	/* no summary: its own block, as before */
+}
+
+static bool end_line_and_own_block(const struct xs_window *w, bool whole)
 {
 	if (g_run_fd < 0)
-		return;
+		return true;
 	char line[1024];
 	struct xs_buf b = { line, 0, sizeof(line), false, NULL };
 	int status = g_exit_status;
@@ -183,6 +314,15 @@ void xs_run_process_end(const struct xs_window *w, bool whole)
 	xs_buf_u64(&b, (uint64_t)w->seq + 1, 0);
 	xs_buf_add(&b, "}\n");
 	write_line(&b);
+	/* the log at exit (DESIGN.md §3.11): one summary for the run, by its
+	 * first process; the others' blocks only with --log-each. The first
+	 * process's own blocks as before when it is the whole run, or at an
+	 * exec, or when the summary could not be printed. */
+	if (g_config.format != XS_FORMAT_TEXT)
+		return true;
+	if (!xs_run_logs_blocks_of(w->pid) || w->pid != g_run_root)
+		return false;
+	return exec || !run_has_others();
 }
 
 /* ---- run-wide windows from inside ---- */

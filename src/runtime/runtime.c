@@ -158,7 +158,8 @@ static void take_handoff(void)
 	g_proc->seq = (uint32_t)hdr.next_seq;
 	if (xs_append_record(g_proc->pid, json.data, hdr.json_size) < 0)
 		xs_log("exitscope: cannot write the stats record of the exec\n");
-	xs_log_buf(text.data, hdr.text_size);
+	if (xs_run_logs_blocks_of(g_proc->pid))	/* the others' only with --log-each */
+		xs_log_buf(text.data, hdr.text_size);
 out:
 	xs_buf_mmap_free(&json);
 	xs_buf_mmap_free(&text);

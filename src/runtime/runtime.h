@@ -426,7 +426,7 @@ int xs_control_rebind(void);
 int xs_control_command(const char *line, const char *reason, struct xs_buf *out);
 
 /* ---- run.c: the run file and run-wide windows from inside ---- */
-extern int g_run_fd;
+extern int g_run_fd, g_run_cli_fd;
 /* EXITSCOPE_RUN ("FD:NAME") as the runtime starts; after_exec: this image
  * was exec'd by a process of the run. */
 void xs_run_config(const char *env, bool after_exec);
@@ -436,9 +436,15 @@ void xs_run_env(struct xs_buf *b);
 void xs_run_process_start(void);
 /* The status exit_group or the last thread's exit gives, for the end line. */
 void xs_run_note_exit(long status);
-/* The last window w of this process was collected: its end line. whole:
- * false for a vfork child (which shares the parent's memory). */
-void xs_run_process_end(const struct xs_window *w, bool whole);
+/* The last window w of this process was collected: its end line, then
+ * the log: text (w's block), or the run's summary (DESIGN.md §3.11).
+ * whole: false for a vfork child (which shares the parent's memory). */
+void xs_run_process_end(const struct xs_window *w, bool whole, const struct xs_buf *text);
+/* Does the log show pid's exec and exit blocks? (the run's first process,
+ * or every one with --log-each; DESIGN.md §3.11) */
+bool xs_run_logs_blocks_of(int pid);
+/* This process's comm (/proc/self/comm), for block headers. */
+void xs_run_comm(char comm[17]);
 /* Close a run-wide window in every live process of the run, this one
  * first (reason "app"); returns when each has written its record. 0 or a
  * negative errno (-ENOENT: not in a run). */

@@ -80,3 +80,42 @@ for prog in dash sort cat wc; do
   check "pipeline: report RUN names $prog" grep -q "^  $prog  *x " rep.txt
 done
 expect_eq "pipeline: the program's own output" 2 "$(cat out)"
+
+# --- the log at exit: one summary for the run, naming each program ---
+rm -rf exitscope-*
+"$XS" run --log log.txt -- sh -c 'printf "b\na\n" | sort | wc -l' >out
+d=$(ls -d exitscope-*)
+"$XS" report --json "$d" >rep.json
+check "log: one run summary, naming the first process's program" \
+  test "$(grep -c '^----- exitscope run summary: dash (pid [0-9]*) and its tree, 4 processes' log.txt)" = 1
+expect_eq "log: no per-process block without --log-each" 0 "$(grep -c '^----- exitscope stats for process' log.txt)"
+expect_eq "log: the summary's exits are the tree's (report --json)" \
+  "$(jq '.total.totals.exits' rep.json)" "$(sed -n 's/^  exits \([0-9]*\), enters.*/\1/p' log.txt)"
+check "log: the summary's programs (sort, wc, dash x 2)" \
+  grep -q '^  programs: .*sort x 1 .*wc x 1 .*dash x 2' log.txt
+expect_eq "log: the summary's total calls row is the tree's exits" \
+  "$(jq '.total.totals.exits' rep.json)" "$(awk '$NF == "total" && $1 ~ /^[0-9.]+$/ { print $4 }' log.txt)"
+check "log: the summary says where the files are" grep -q "^  files: $PWD/$d/ " log.txt
+rm -rf exitscope-* log.txt
+"$XS" run --log-each --log log.txt -- sh -c 'printf "b\na\n" | sort | wc -l' >out
+n=$(grep -c '^----- exitscope stats for process [0-9]* (window #[0-9]*, exit, [0-9.]* s): "[a-z]*" -----$' log.txt)
+expect_eq "--log-each: an exit block per process (4), each naming its program" 4 "$n"
+check "--log-each: sort's and wc's exit blocks name them" \
+  sh -c 'grep -q "exit, .*): \"sort\" -----" log.txt && grep -q "exit, .*): \"wc\" -----" log.txt'
+check "--log-each: and the run summary after them" sh -c 'tail -n 30 log.txt | grep -q "^----- exitscope run summary"'
+rm -rf exitscope-* log.txt
+"$XS" run --log log.txt -- /bin/true
+check "log: a run of one process shows its own block as before (no summary)" \
+  sh -c 'grep -q "^----- exitscope stats for process [0-9]* (window #0, exit, .*): \"true\" -----" log.txt && ! grep -q "run summary" log.txt'
+rm -rf exitscope-* log.txt
+
+# --- a script behind a wrapper: one summary naming each program ---
+cat >job.sh <<'SCRIPT'
+python3 -c 'import sys; print(sum(range(10)))' | sort | tr -d '\n' >job.out
+SCRIPT
+"$XS" run --log log.txt -- sh -c 'exec sh ./job.sh'
+check "wrapper: the script's work ran" test "$(cat job.out)" = 45
+check "wrapper: one summary naming python3, sort and tr" \
+  sh -c 'test "$(grep -c "run summary" log.txt)" = 1 && grep "^  programs:" log.txt | grep -q "python3.* x 1" &&
+         grep "^  programs:" log.txt | grep -q "sort x 1" && grep "^  programs:" log.txt | grep -q "tr x 1"'
+rm -rf exitscope-* log.txt job.sh job.out

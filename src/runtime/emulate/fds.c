@@ -123,7 +123,7 @@ void xs_runtime_fds_reset(void)
 	g_record_fd = -1;
 	for (int i = 0; i < g_runtime_fd_count; i++) {
 		if (g_runtime_fds[i] == g_config.log_fd || g_runtime_fds[i] == g_dir_fd ||
-		    g_runtime_fds[i] == g_run_fd) {
+		    g_runtime_fds[i] == g_run_fd || g_runtime_fds[i] == g_run_cli_fd) {
 			g_runtime_fds[keep++] = g_runtime_fds[i];
 			continue;
 		}
@@ -190,8 +190,9 @@ bool xs_record_fd_is_callers(void)
 
 void xs_runtime_fds_for_exec(bool keep)
 {
-	int fds[4] = { g_config.log_fd, g_dir_fd, xs_record_fd_is_callers() ? g_record_fd : -1, g_run_fd };
-	for (int i = 0; i < 4; i++)
+	int fds[5] = { g_config.log_fd, g_dir_fd, xs_record_fd_is_callers() ? g_record_fd : -1, g_run_fd,
+		       g_run_cli_fd };
+	for (int i = 0; i < 5; i++)
 		if (fds[i] >= 0)
 			xs_sys3(SYS_fcntl, fds[i], F_SETFD, keep ? 0 : FD_CLOEXEC);
 }

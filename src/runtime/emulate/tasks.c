@@ -360,9 +360,7 @@ static long end_locked(void *arg)
 	int r = whole ? xs_window_write_record(w->pid, &json) : xs_append_record(w->pid, json.data, json.len);
 	if (json.failed || r < 0)
 		xs_warn_once(&warned, "exitscope: cannot write the stats record; it is lost with the process\n");
-	xs_run_process_end(w, whole);
-	if (text.len)
-		xs_log_buf(text.data, text.len);
+	xs_run_process_end(w, whole, &text);	/* the end line; the block or the run's summary */
 	xs_window_commit(w);
 	xs_window_free(w);
 	xs_buf_mmap_free(&json);
