@@ -321,6 +321,11 @@ static int open_run(const char *dir, char *absdir, int *dir_fd, int *run_fd, cha
 		snprintf(run_name, size, "%s", XS_RUN_FILE);
 	} else {
 		*dir_fd = open(absdir, O_PATH | O_DIRECTORY);
+		if (*dir_fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+			fprintf(stderr, "exitscope: run file '%s/run-%d.jsonl': %s; this run has no run file\n", dir,
+				pid, strerror(errno));
+			return 0;
+		}
 		if (*dir_fd < 0) {
 			xs_error("output directory '%s': %s", dir, strerror(errno));
 			return -1;
@@ -328,6 +333,15 @@ static int open_run(const char *dir, char *absdir, int *dir_fd, int *run_fd, cha
 		snprintf(run_name, size, "run-%d.jsonl", pid);
 	}
 	*run_fd = openat(*dir_fd, run_name, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY, 0644);
+	if (*run_fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+		/* no descriptor to spare (ulimit -n): the program runs, its
+		 * records go by path as before the run file, without one */
+		fprintf(stderr, "exitscope: run file '%s/%s': %s; this run has no run file\n", dir ? dir : shown,
+			run_name, strerror(errno));
+		close(*dir_fd);
+		*dir_fd = -1;
+		return 0;
+	}
 	if (*run_fd < 0) {
 		xs_error("run file '%s/%s': %s", dir ? dir : shown, run_name,
 			 errno == EEXIST ? "it exists already (exitscope never overwrites a file)" : strerror(errno));
