@@ -223,7 +223,7 @@ int xs_runwin_close(struct xs_runwin *rw)
 	int r;
 	rw->count = rw->dropped = 0;
 	long lr;
-	while ((lr = sys(SYS_flock, rw->lock_fd, LOCK_EX, 0, 0, 0)) == -EINTR)
+	while ((lr = sys(SYS_flock, rw->lock_fd, LOCK_EX | (rw->try_lock ? LOCK_NB : 0), 0, 0, 0)) == -EINTR)
 		;
 	if (lr < 0)
 		return (int)lr;

@@ -39,6 +39,8 @@ struct xs_runwin {
 	int append_fd;		/* the run file, O_APPEND */
 	const char *label;	/* NULL: none */
 	bool reset;
+	bool try_lock;		/* -EWOULDBLOCK rather than wait while another closer holds the
+				 * run file (a closer that must keep answering its socket) */
 	const char *reason;	/* what asked: "command", "app", "signal" */
 	int self_pid;		/* 0, or the caller's pid when it is a process of the run */
 	int (*close_self)(uint32_t run_window, void *arg);	/* its own window: its seq or -errno */

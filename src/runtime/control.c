@@ -463,7 +463,7 @@ int xs_control_command(const char *line, const char *reason, struct xs_buf *out)
 		if (*p == ' ' && p[1])
 			label = p + 1;
 		uint32_t seq = g_proc->seq;
-		int r = xs_window_close_run(reason, label, (uint32_t)n);
+		int r = xs_window_close_run(reason, label, (uint32_t)n, XS_SHOW_NONE);
 		return r < 0 ? r : (int)seq;
 	}
 	if (!strncmp(line, "dump", 4) && (line[4] == 0 || line[4] == ' ')) {
@@ -549,7 +549,11 @@ static int service_main(void *arg)
 			if (xs_sys4(SYS_rt_sigtimedwait, &set, NULL, &zero, 8) == g_ctl_sig)
 				g_ctl_pending = 1;
 		}
-		if (__atomic_exchange_n(&g_ctl_pending, 0, __ATOMIC_ACQ_REL) && g_ctl_sig)
+		/* the run's first process: a run-wide window (DESIGN.md §3.11),
+		 * or its own when it is in no run or another closer holds the
+		 * run file (waiting for it could wait for our own answer) */
+		if (__atomic_exchange_n(&g_ctl_pending, 0, __ATOMIC_ACQ_REL) && g_ctl_sig &&
+		    xs_run_signal_window() < 0)
 			xs_window_close("signal", NULL, NULL, NULL, XS_SHOW_LOG);
 		now = xs_now_mono();
 		if (xs_profiling() && now >= next_drain) {

@@ -335,20 +335,20 @@ static long rt_sys(long nr, long a1, long a2, long a3, long a4, long a5)
 struct self_close {
 	const char *label;
 	bool reset;
+	const char *reason;
+	enum xs_show show;
 };
 
 static int close_self(uint32_t run_window, void *arg)
 {
 	struct self_close *s = arg;
 	uint32_t seq = g_proc->seq;
-	int r = xs_window_close_run("app", s->reset ? NULL : s->label, run_window);
+	int r = xs_window_close_run(s->reason, s->reset ? NULL : s->label, run_window, s->show);
 	return r < 0 ? r : (int)seq;
 }
 
-int xs_run_window(const char *label, bool reset)
+static int run_window(const char *label, bool reset, bool by_signal)
 {
-	if (g_run_fd < 0)
-		return -ENOENT;
 	/* a description of our own for the lock: the inherited one is shared
 	 * by every process of the run, and flock is per description */
 	char path[64];
@@ -362,12 +362,14 @@ int xs_run_window(const char *label, bool reset)
 	xs_runtime_fd_add((int)lock_fd);
 	struct xs_buf results = { .grow = xs_buf_mmap_grow };
 	int r = xs_buf_mmap_grow(&results, XS_RUNWIN_MAX * sizeof(struct xs_runwin_result));
-	struct self_close self = { label, reset };
+	/* by the control signal: its block on the log as a signal's always was */
+	struct self_close self = { label, reset, by_signal ? "signal" : "app", by_signal ? XS_SHOW_LOG : XS_SHOW_NONE };
 	if (r == 0) {
 		struct xs_runwin rw = {
 			.sys = rt_sys, .grow = xs_buf_mmap_grow, .release = xs_buf_mmap_free,
 			.lock_fd = (int)lock_fd, .append_fd = g_run_fd, .label = label, .reset = reset,
-			.reason = "app", .self_pid = g_proc->pid, .close_self = close_self, .arg = &self,
+			.try_lock = by_signal, .reason = self.reason, .self_pid = g_proc->pid,
+			.close_self = close_self, .arg = &self,
 			.results = (struct xs_runwin_result *)results.data,
 		};
 		r = xs_runwin_close(&rw);
@@ -376,4 +378,18 @@ int xs_run_window(const char *label, bool reset)
 	xs_runtime_fd_forget((int)lock_fd);
 	xs_sys1(SYS_close, lock_fd);
 	return r;
+}
+
+int xs_run_window(const char *label, bool reset)
+{
+	if (g_run_fd < 0)
+		return -ENOENT;
+	return run_window(label, reset, false);
+}
+
+int xs_run_signal_window(void)
+{
+	if (g_run_fd < 0 || g_run_root != g_proc->pid)
+		return -ENOENT;
+	return run_window(NULL, false, true);
 }

@@ -376,7 +376,7 @@ int xs_window_close(const char *reason, const char *label, const struct xs_count
 		    struct xs_buf *out, enum xs_show show);
 /* The same for a run-wide window (run_window > 0: the record carries
  * "run_window"), closed silently. */
-int xs_window_close_run(const char *reason, const char *label, uint32_t run_window);
+int xs_window_close_run(const char *reason, const char *label, uint32_t run_window, enum xs_show show);
 /* Append a record line to the process's file, after any earlier lines that
  * could not be written; what fails now is kept for the next try (window
  * lock held). 0 or a negative errno. */
@@ -449,6 +449,11 @@ void xs_run_comm(char comm[17]);
  * first (reason "app"); returns when each has written its record. 0 or a
  * negative errno (-ENOENT: not in a run). */
 int xs_run_window(const char *label, bool reset);
+/* The control signal in the run's first process: a run-wide window, its
+ * own block on the log (reason "signal"). -ENOENT when this process is not
+ * a run's first, -EWOULDBLOCK while another closer holds the run file:
+ * then the caller closes its own window. */
+int xs_run_signal_window(void);
 
 /* ---- creds.c: the service thread follows the program's credentials ---- */
 int xs_creds_init(void);

@@ -451,9 +451,9 @@ int xs_window_close(const char *reason, const char *label, const struct xs_count
 	return r;
 }
 
-int xs_window_close_run(const char *reason, const char *label, uint32_t run_window)
+int xs_window_close_run(const char *reason, const char *label, uint32_t run_window, enum xs_show show)
 {
-	struct close_args c = { run_window, reason, label, NULL, NULL, XS_SHOW_NONE };
+	struct close_args c = { run_window, reason, label, NULL, NULL, show };
 	xs_window_lock();
 	int r = (int)xs_on_boundary_stack(close_locked, &c);
 	xs_window_unlock();

@@ -72,6 +72,29 @@ check "dump RUN: the window line has the label" grep -q '"run_window": 1, "label
 check "report RUN: the run window's heading" grep -q '^run window 1 (command, label "warm")' rep.txt
 rm -rf exitscope-* stop
 
+# --- a run-wide window by the control signal sent to the run's first process ---
+"$XS" run --log sig.log -- sh -c 'for i in 1 2 3; do (while [ ! -e stop ]; do sleep 0.05; done) & done; wait' &
+pid=$!
+for _ in $(seq 100); do [ "$(grep -c '"event": "start"' "exitscope-$pid/run.jsonl" 2>/dev/null)" -ge 4 ] && break; sleep 0.05; done
+kill -USR1 "$pid"
+wait_for "exitscope-$pid/run.jsonl" '"event": "window"' 10
+touch stop; wait "$pid"
+check "signal: the run file's window line (run window 1, reason signal, by the first process)" \
+  grep -q "\"run_window\": 1, \"label\": null, \"reset\": false, \"reason\": \"signal\", \"by\": $pid," "exitscope-$pid/run.jsonl"
+n=$(grep '"event": "window"' "exitscope-$pid/run.jsonl" | jq '.closed | length')
+check "signal: it closed the first process and its 3 subshells at least ($n)" test "${n:-0}" -ge 4
+bad=0
+for p in $(grep '"event": "window"' "exitscope-$pid/run.jsonl" | jq '.closed[].pid'); do
+  grep -q '"run_window": 1}' "exitscope-$pid/exitscope-$p.jsonl" || bad=$((bad + 1))
+done
+expect_eq "signal: every process it names has a record with run_window 1" 0 "$bad"
+check "signal: the first process's block on the log, as a signal's always was" \
+  grep -q "^----- exitscope stats for process $pid (window #0, SIGUSR1, .*): \"sh\" -----" sig.log
+"$XS" report --json "exitscope-$pid" >rep.json
+expect_eq "signal: the run-wide windows sum to the run's total (exits)" \
+  "$(jq '.total.totals.exits' rep.json)" "$(jq '[.windows[].totals.exits] | add' rep.json)"
+rm -rf exitscope-* stop sig.log
+
 # --- a pipeline: one report naming each program ---
 "$XS" run --format none -- sh -c 'printf "b\na\n" | sort | cat | wc -l' >out
 d=$(ls -d exitscope-*)
