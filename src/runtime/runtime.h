@@ -468,6 +468,11 @@ bool xs_devfile_path(const char *user_path);
 bool xs_devfile_owns(long fd);
 long xs_devfile_open(long flags);
 long xs_devfile_call(long nr, const long *a);
+/* dup/dup2/dup3/F_DUPFD: to is the file too if from is; a replaced number
+ * is no more. */
+void xs_devfile_dup(long from, long to);
+/* close_range closed [first, last]. */
+void xs_devfile_closed_range(unsigned long first, unsigned long last);
 
 /* The JSON entries (each after ", ") of threads reclaimed since the last
  * boundary: listed in the next record, as exited. */

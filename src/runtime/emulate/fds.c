@@ -142,7 +142,17 @@ long xs_fd_close(long fd)
 }
 
 /* close_range around the runtime's descriptors. */
+static long close_range_around(unsigned long first, unsigned long last, unsigned long flags);
+
 long xs_fd_close_range(unsigned long first, unsigned long last, unsigned long flags)
+{
+	long r = close_range_around(first, last, flags);
+	if (r == 0 && !(flags & CLOSE_RANGE_CLOEXEC))
+		xs_devfile_closed_range(first, last);	/* those numbers are /dev/exitscope no more */
+	return r;
+}
+
+static long close_range_around(unsigned long first, unsigned long last, unsigned long flags)
 {
 	unsigned long from = first;
 	if (first > last)
@@ -176,7 +186,10 @@ long xs_fd_dup_onto(long nr, const long *a)
 		if (moved >= 0)
 			runtime_fd_moved((int)a[1], (int)moved);
 	}
-	return xs_syscall6(nr, a[0], a[1], a[2], 0, 0, 0);
+	long r = xs_syscall6(nr, a[0], a[1], a[2], 0, 0, 0);
+	if (r >= 0 && (xs_fd_watched(a[0]) || xs_fd_watched(a[1])))
+		xs_devfile_dup(a[0], r);	/* /dev/exitscope under a new number */
+	return r;
 }
 
 /* The log, the output directory and the record file go through exec to
