@@ -16,6 +16,7 @@
 #include <string.h>
 #include "cli/cli.h"
 #include "cli/tree.h"
+#include "common/stracetab.h"
 
 #define HEAVIEST 5
 
@@ -51,11 +52,21 @@ static void json_counters(struct xs_buf *b, const struct xs_rec_counters *c)
 	xs_buf_add(b, "}}");
 }
 
+/* "exits N, enters N, ..." after lead, one line. */
+static void text_totals(struct xs_buf *b, const char *lead, const struct xs_rec_counters *c)
+{
+	xs_cli_addf(b, "%sexits %llu, enters %llu, sync signals %llu, async signals %llu, minor faults %llu, "
+		       "major faults %llu, preemptions %llu\n", lead,
+		    (unsigned long long)c->scalar[0], (unsigned long long)c->scalar[1],
+		    (unsigned long long)c->scalar[2], (unsigned long long)c->scalar[3],
+		    (unsigned long long)c->scalar[4], (unsigned long long)c->scalar[5],
+		    (unsigned long long)c->scalar[6]);
+}
+
 /* strace -c -f's table, summed over the tree: its top rows (0: all), and
  * the total over every call. */
 static void text_syscalls(struct xs_buf *b, struct xs_rec_counters *c, size_t top)
 {
-	static const char rule[] = "  ------ ----------- ----------- --------- --------- ----------------\n";
 	qsort(c->sys, c->sys_count, sizeof(*c->sys), sys_by_time);
 	uint64_t ns = 0, calls = 0, errors = 0;
 	for (size_t i = 0; i < c->sys_count; i++) {
@@ -64,7 +75,7 @@ static void text_syscalls(struct xs_buf *b, struct xs_rec_counters *c, size_t to
 		errors += c->sys[i].errors;
 	}
 	xs_buf_add(b, "  % time   wall secs  usecs/call     calls    errors syscall      (the tree, as strace -c -f -w)\n");
-	xs_buf_add(b, rule);
+	xs_buf_add(b, g_xs_strace_rule);
 	for (size_t i = 0; i <= c->sys_count; i++) {
 		bool total = i == c->sys_count;
 		const struct xs_rec_syscall *s = total ? NULL : &c->sys[i];
@@ -74,17 +85,8 @@ static void text_syscalls(struct xs_buf *b, struct xs_rec_counters *c, size_t to
 		if (total && top && c->sys_count > top)
 			xs_cli_addf(b, "  (%zu more system calls: exitscope report gives them all)\n", c->sys_count - top);
 		if (total)
-			xs_buf_add(b, rule);
-		uint64_t pct = ns ? (sns * 10000 + ns / 2) / ns : 0;
-		xs_buf_fixed(b, pct, 2, 8);
-		xs_buf_fixed(b, sns / 1000, 6, 12);
-		xs_buf_u64(b, scalls ? sns / 1000 / scalls : 0, 12);
-		xs_buf_u64(b, scalls, 10);
-		if (serr)
-			xs_buf_u64(b, serr, 10);
-		else
-			xs_buf_add(b, "          ");
-		xs_buf_addc(b, ' ');
+			xs_buf_add(b, g_xs_strace_rule);
+		xs_strace_row(b, sns, ns, scalls, serr);
 		xs_cli_text(b, total ? "total" : s->name, 0);
 		xs_buf_addc(b, '\n');
 	}
@@ -107,6 +109,20 @@ static int program_cmp(const void *a, const void *b)
 	const struct program_sum *x = a, *y = b;
 	uint64_t ex = x->c.scalar[XS_REC_EXITS], ey = y->c.scalar[XS_REC_EXITS];
 	return ex != ey ? (ex < ey ? 1 : -1) : strcmp(x->name, y->name);
+}
+
+/* A process's counters c into its program's sum (a new one at ps[*nprog]
+ * for a program not seen yet) and into all. 0 or -1 (out of memory). */
+static int program_add(struct program_sum *ps, size_t *nprog, const char *program,
+		       const struct xs_rec_counters *c, struct xs_rec_counters *all)
+{
+	size_t k = 0;
+	while (k < *nprog && strcmp(ps[k].name, program))
+		k++;
+	if (k == *nprog)
+		ps[(*nprog)++].name = program;
+	ps[k].processes++;
+	return xs_rec_counters_add(&ps[k].c, c) < 0 || xs_rec_counters_add(all, c) < 0 ? -1 : 0;
 }
 
 /* One run-wide window (number 0: the whole run). */
@@ -134,14 +150,7 @@ static int report_window(const struct xs_tree *t, uint32_t number, const struct 
 		}
 		hv[nproc].p = p;
 		hv[nproc++].c = c;
-		size_t k = 0;
-		while (k < nprog && strcmp(ps[k].name, p->program))
-			k++;
-		if (k == nprog)
-			ps[nprog++].name = p->program;
-		ps[k].processes++;
-		if (xs_rec_counters_add(&ps[k].c, &c) < 0 || xs_rec_counters_add(&all, &c) < 0)
-			r = -1;
+		r = program_add(ps, &nprog, p->program, &c, &all);
 	}
 	if (!r) {
 		qsort(hv, nproc, sizeof(*hv), heavy_cmp);
@@ -193,12 +202,7 @@ static int report_window(const struct xs_tree *t, uint32_t number, const struct 
 			xs_buf_addc(b, ')');
 		}
 		xs_cli_addf(b, ": %zu processes\n", nproc);
-		xs_cli_addf(b, "  tree totals: exits %llu, enters %llu, sync signals %llu, async signals %llu, "
-			       "minor faults %llu, major faults %llu, preemptions %llu\n",
-			    (unsigned long long)all.scalar[0], (unsigned long long)all.scalar[1],
-			    (unsigned long long)all.scalar[2], (unsigned long long)all.scalar[3],
-			    (unsigned long long)all.scalar[4], (unsigned long long)all.scalar[5],
-			    (unsigned long long)all.scalar[6]);
+		text_totals(b, "  tree totals: ", &all);
 		xs_buf_add(b, "  program                            processes       exits      enters  top syscalls (calls)\n");
 		for (size_t k = 0; k < nprog; k++) {
 			xs_buf_add(b, "  ");
@@ -338,14 +342,7 @@ int xs_tree_summary(const struct xs_tree *t, struct xs_buf *b)
 	for (size_t i = 0; !r && i < t->proc_count; i++) {
 		const struct xs_tree_proc *p = &t->procs[i];
 		running += !p->how;
-		size_t k = 0;
-		while (k < nprog && strcmp(ps[k].name, p->program))
-			k++;
-		if (k == nprog)
-			ps[nprog++].name = p->program;
-		ps[k].processes++;
-		if (xs_rec_counters_add(&ps[k].c, &p->total) < 0 || xs_rec_counters_add(&all, &p->total) < 0)
-			r = -1;
+		r = program_add(ps, &nprog, p->program, &p->total, &all);
 	}
 	if (!r) {
 		qsort(ps, nprog, sizeof(*ps), program_cmp);
@@ -354,12 +351,7 @@ int xs_tree_summary(const struct xs_tree *t, struct xs_buf *b)
 		xs_cli_text(b, root ? root->program : "?", 0);
 		xs_cli_addf(b, " (pid %d) and its tree, %zu processes, %zu run-wide windows -----\n",
 			    root ? root->pid : 0, t->proc_count, t->window_count - 1);
-		xs_cli_addf(b, "  exits %llu, enters %llu, sync signals %llu, async signals %llu, minor faults %llu, "
-			       "major faults %llu, preemptions %llu\n",
-			    (unsigned long long)all.scalar[0], (unsigned long long)all.scalar[1],
-			    (unsigned long long)all.scalar[2], (unsigned long long)all.scalar[3],
-			    (unsigned long long)all.scalar[4], (unsigned long long)all.scalar[5],
-			    (unsigned long long)all.scalar[6]);
+		text_totals(b, "  ", &all);
 		xs_buf_add(b, "  programs:");
 		for (size_t k = 0; k < nprog; k++) {
 			xs_buf_add(b, k ? ", " : " ");

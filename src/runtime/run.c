@@ -181,16 +181,23 @@ void xs_run_note_exit(long status)
 	g_exit_status = (int)(status & 0xff);
 }
 
-/* Did any process other than the first one join the run? (a start or
- * exec line of another pid in the run file) */
-static bool run_has_others(void)
+/* The run file for reading, in a description of our own (through
+ * /proc/self/fd: the inherited one is write-only). */
+static long open_run_file(void)
 {
 	char path[64];
 	struct xs_buf p = { path, 0, sizeof(path), false, NULL };
 	xs_buf_add(&p, "/proc/self/fd/");
 	xs_buf_u64(&p, (uint64_t)g_run_fd, 0);
 	xs_buf_addc(&p, 0);
-	long fd = xs_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+	return xs_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+}
+
+/* Did any process other than the first one join the run? (a start or
+ * exec line of another pid in the run file) */
+static bool run_has_others(void)
+{
+	long fd = open_run_file();
 	if (fd < 0)
 		return false;
 	struct stat st;
@@ -351,12 +358,7 @@ static int run_window(const char *label, bool reset, bool by_signal)
 {
 	/* a description of our own for the lock: the inherited one is shared
 	 * by every process of the run, and flock is per description */
-	char path[64];
-	struct xs_buf p = { path, 0, sizeof(path), false, NULL };
-	xs_buf_add(&p, "/proc/self/fd/");
-	xs_buf_u64(&p, (uint64_t)g_run_fd, 0);
-	xs_buf_addc(&p, 0);
-	long lock_fd = xs_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+	long lock_fd = open_run_file();
 	if (lock_fd < 0)
 		return (int)lock_fd;
 	xs_runtime_fd_add((int)lock_fd);
