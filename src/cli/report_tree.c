@@ -255,6 +255,8 @@ static void text_tree(const struct xs_tree *t, struct xs_buf *b, int ppid, int d
 		xs_cli_text(b, p->program, 0);
 		if (p->how && !strcmp(p->how, "exit"))
 			xs_cli_addf(b, "  [exit %ld]", p->status);
+		else if (p->how && !strcmp(p->how, "signal") && p->status > 0)
+			xs_cli_addf(b, "  [signal %ld]", p->status);
 		else if (p->how)
 			xs_cli_addf(b, "  [%s]", p->how);
 		else

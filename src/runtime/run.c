@@ -34,6 +34,7 @@ static char g_run_dir[PATH_MAX];	/* the run directory, absolute */
 static bool g_run_after_exec;	/* this image came from an exec of the run */
 static bool g_run_image_said;	/* this image's start or exec line is written */
 static int g_exit_status = -1;	/* exit_group's or the last thread's status, until the end */
+static int g_exit_signal;	/* the signal the process dies of, once the runtime knows */
 
 /* One number of EXITSCOPE_RUN, and the ':' after it. */
 static const char *env_number(const char *p, long *out)
@@ -176,6 +177,11 @@ void xs_run_process_start(void)
 	g_run_image_said = true;
 }
 
+void xs_run_note_signal(int sig)
+{
+	g_exit_signal = sig;
+}
+
 void xs_run_note_exit(long status)
 {
 	g_exit_status = (int)(status & 0xff);
@@ -285,8 +291,9 @@ static bool end_line_and_own_block(const struct xs_window *w, bool whole)
 		return true;
 	char line[1024];
 	struct xs_buf b = { line, 0, sizeof(line), false, NULL };
-	int status = g_exit_status;
+	int status = g_exit_status, sig = g_exit_signal;
 	g_exit_status = -1;	/* a vfork child shares it with its parent */
+	g_exit_signal = 0;
 	if (!whole) {
 		/* a vfork child that ends without exec: no runtime of its own
 		 * said its start */
@@ -312,6 +319,8 @@ static bool end_line_and_own_block(const struct xs_window *w, bool whole)
 	xs_buf_add(&b, ", \"status\": ");
 	if (status >= 0 && !exec)
 		xs_buf_u64(&b, (uint64_t)status, 0);
+	else if (status < 0 && !exec && sig > 0)
+		xs_buf_u64(&b, (uint64_t)sig, 0);	/* how "signal": its number */
 	else
 		xs_buf_add(&b, "null");
 	add_names(&b);

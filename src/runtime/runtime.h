@@ -436,6 +436,8 @@ void xs_run_env(struct xs_buf *b);
 void xs_run_process_start(void);
 /* The status exit_group or the last thread's exit gives, for the end line. */
 void xs_run_note_exit(long status);
+/* The signal the process dies of (signals.c's die_of), for the end line. */
+void xs_run_note_signal(int sig);
 /* The last window w of this process was collected: its end line, then
  * the log: text (w's block), or the run's summary (DESIGN.md §3.11).
  * whole: false for a vfork child (which shares the parent's memory). */

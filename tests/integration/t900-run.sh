@@ -142,3 +142,11 @@ check "wrapper: one summary naming python3, sort and tr" \
   sh -c 'test "$(grep -c "run summary" log.txt)" = 1 && grep "^  programs:" log.txt | grep -q "python3.* x 1" &&
          grep "^  programs:" log.txt | grep -q "sort x 1" && grep "^  programs:" log.txt | grep -q "tr x 1"'
 rm -rf exitscope-* log.txt job.sh job.out
+
+# --- a process killed by a signal: its end line and the report name the signal ---
+"$XS" run --format none -- sh -c 'sh -c "kill -TERM \$\$"; true' >/dev/null 2>&1
+d=$(ls -d exitscope-*)
+expect_eq "signal death: the end line says how and which (SIGTERM = 15)" "signal 15" \
+  "$(jq -r 'select(.event == "end" and .how == "signal") | "\(.how) \(.status)"' "$d/run.jsonl")"
+check "signal death: report RUN's tree shows [signal 15]" sh -c "'$XS' report '$d' | grep -q '^    [0-9]* dash  \\[signal 15\\]'"
+rm -rf exitscope-*
