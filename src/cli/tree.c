@@ -327,3 +327,54 @@ int xs_tree_proc_window(const struct xs_tree_proc *p, uint32_t number, struct xs
 			return -ENOMEM;
 	return 0;
 }
+
+/* The sum of every process's window number (0: all) into out. */
+static int tree_sum(const struct xs_tree *t, uint32_t number, struct xs_rec_counters *out)
+{
+	counters_clear(out);
+	for (size_t i = 0; i < t->proc_count; i++) {
+		struct xs_rec_counters c;
+		int r = xs_tree_proc_window(&t->procs[i], number, &c);
+		if (!r)
+			r = xs_rec_counters_add(out, &c);
+		xs_rec_counters_release(&c);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int xs_tree_window_record(const struct xs_tree *t, uint32_t number, struct xs_record *out)
+{
+	memset(out, 0, sizeof(*out));
+	const struct xs_tree_window *w = NULL;
+	for (size_t i = 0; i < t->window_count; i++)
+		if (t->windows[i].number == number)
+			w = &t->windows[i];
+	if (number && !w)
+		return -ENOENT;
+	uint64_t first = 0, last = 0;
+	for (size_t i = 0; i < t->proc_count; i++) {
+		const struct xs_tree_proc *p = &t->procs[i];
+		if (p->start_ns && (!first || p->start_ns < first))
+			first = p->start_ns;
+		if (p->end_ns > last)
+			last = p->end_ns;
+	}
+	out->pid = t->proc_count ? (uint64_t)t->procs[0].pid : 0;
+	out->seq = number;
+	out->reason = w ? w->reason : "run";
+	out->label = w ? w->label : NULL;
+	/* a window spans from the one before it (or the run's start) to its end */
+	out->start_ns = first;
+	for (size_t i = 0; w && i < t->window_count && &t->windows[i] != w; i++)
+		out->start_ns = t->windows[i].time_ns;
+	out->end_ns = w && strcmp(w->reason, "end") ? w->time_ns : last;
+	if (out->end_ns < out->start_ns)
+		out->end_ns = out->start_ns;
+	if (tree_sum(t, number, &out->window) < 0 || tree_sum(t, 0, &out->total) < 0) {
+		xs_record_release(out);
+		return -ENOMEM;
+	}
+	return 0;
+}

@@ -65,6 +65,15 @@ void xs_rec_counters_release(struct xs_rec_counters *c);
 /* The sum over p's records in run-wide window number (0: all). */
 int xs_tree_proc_window(const struct xs_tree_proc *p, uint32_t number, struct xs_rec_counters *out);
 
+/*
+ * Run-wide window number (0: the whole run) of the tree as one record, for
+ * diff: window = the tree's sum in it, total = the whole run's, pid = the
+ * first process's, seq = number, line 0 (no file line: a run). Its names
+ * point into the tree, which must outlive it; xs_record_release frees it.
+ * 0, -ENOENT (no such window) or -ENOMEM.
+ */
+int xs_tree_window_record(const struct xs_tree *tree, uint32_t number, struct xs_record *out);
+
 /* exitscope report RUN: text (json false) or one JSON object into out. */
 int xs_tree_report(const struct xs_tree *tree, bool json, struct xs_buf *out);
 

@@ -150,3 +150,25 @@ expect_eq "signal death: the end line says how and which (SIGTERM = 15)" "signal
   "$(jq -r 'select(.event == "end" and .how == "signal") | "\(.how) \(.status)"' "$d/run.jsonl")"
 check "signal death: report RUN's tree shows [signal 15]" sh -c "'$XS' report '$d' | grep -q '^    [0-9]* dash  \\[signal 15\\]'"
 rm -rf exitscope-*
+
+# --- diff: two run-wide windows of a run, and two runs ---
+"$XS" run --format none -- "$T/tw_runtree" 4 1000 >/dev/null 2>&1
+a=$(ls -d exitscope-*); mkdir -p runs; mv "$a" runs/
+"$XS" run --format none -- "$T/tw_runtree" 2 1000 >/dev/null 2>&1
+b=$(ls -d exitscope-*); mv "$b" runs/
+"$XS" report --json "runs/$a" >ra.json
+"$XS" diff --json "runs/$a:1" "runs/$a:2" >d12.json
+expect_eq "diff RUN:1 RUN:2: each side is report --json's run window (exits)" \
+  "$(jq -c '[.windows[0].totals.exits, .windows[1].totals.exits]' ra.json)" "$(jq -c '[.scalars.exits.a, .scalars.exits.b]' d12.json)"
+expect_eq "diff RUN:1 RUN:2: getppid 4000 in window 1, 5000 after it" "4000 5000" \
+  "$(jq -r '.syscalls[] | select(.name == "getppid") | "\(.calls.a) \(.calls.b)"' d12.json)"
+"$XS" diff --json "runs/$a" "runs/$b" >dab.json
+expect_eq "diff RUN_A RUN_B: the whole runs (getppid 9000 against 2 x 1000 + 2 x 1000 + 1000)" "9000 5000 -4000" \
+  "$(jq -r '.syscalls[] | select(.name == "getppid") | "\(.calls.a) \(.calls.b) \(.calls.delta)"' dab.json)"
+"$XS" diff "runs/$a:1" "runs/$b:1" >dab.txt
+check "diff RUN:1 RUN:1 (text): the headers name each run's window" \
+  sh -c "grep -q '^A: runs/$a/run.jsonl: the run of pid [0-9]*, run window 1, reason app, label \"inside\"' dab.txt &&
+         grep -q '^B: runs/$b/run.jsonl: the run of pid [0-9]*, run window 1, reason app' dab.txt"
+"$XS" diff "runs/$a:7" "runs/$b" 2>err.txt; st=$?
+check "diff RUN:7 of a run with 1 window: status 1, says so" sh -c "test $st = 1 && grep -q 'no run-wide window 7' err.txt"
+rm -rf runs exitscope-*
