@@ -50,7 +50,9 @@ static const char g_report_usage[] =
 	"usage: exitscope report [OPTIONS] FILE.jsonl | RUN\n"
 	"  RUN (a run directory, its run.jsonl, or the run's pid with ./exitscope-PID/):\n"
 	"                   per run-wide window the tree's totals, programs, heaviest\n"
-	"                   processes and system calls; the process tree (text or --json)\n"
+	"                   processes and system calls; the process tree (text, --json,\n"
+	"                   or --html: the tree linked to each process, per window a\n"
+	"                   stacked chart per program and the merged flame graph)\n"
 	"  --json           print the table as one JSON object\n"
 	"  --summary        (RUN) the log's summary at the run's end: the tree's totals,\n"
 	"                   programs, top calls, and where the files are\n"
@@ -324,17 +326,20 @@ int cmd_report(int argc, char **argv)
 	char run_file[8192];
 	if (xs_tree_find(argv[optind], run_file, sizeof(run_file))) {
 		/* a whole run: a run directory, a run file, or the run's pid */
-		if (html || compare || (summary && rp.json)) {
-			xs_error("report: a run gives its text or --json report; --html and --compare take one "
-				 "process's FILE.jsonl");
+		if (compare || (summary && (rp.json || html))) {
+			xs_error("report: a run gives its text, --json, --html or --summary report, one at a "
+				 "time; --compare takes one process's FILE.jsonl");
 			return XS_EXIT_USAGE;
 		}
 		struct xs_tree tree;
 		int st = xs_tree_load(&tree, run_file);
-		if (st == XS_EXIT_OK)
+		if (st == XS_EXIT_OK && html)
+			st = xs_tree_report_html(&tree, output);
+		else if (st == XS_EXIT_OK) {
 			st = summary ? xs_tree_summary(&tree, &rp.out) : xs_tree_report(&tree, rp.json, &rp.out);
-		if (st == XS_EXIT_OK)
-			st = xs_cli_write_output("-", &rp.out);
+			if (st == XS_EXIT_OK)
+				st = xs_cli_write_output("-", &rp.out);
+		}
 		xs_tree_release(&tree);
 		xs_cli_buf_release(&rp.out);
 		return st;

@@ -20,11 +20,6 @@
 
 #define HEAVIEST 5
 
-struct program_sum {
-	const char *name;
-	size_t processes;
-	struct xs_rec_counters c;
-};
 
 static int sys_by_time(const void *a, const void *b)
 {
@@ -92,28 +87,24 @@ static void text_syscalls(struct xs_buf *b, struct xs_rec_counters *c, size_t to
 	}
 }
 
-struct heavy {
-	const struct xs_tree_proc *p;
-	struct xs_rec_counters c;
-};
 
 static int heavy_cmp(const void *a, const void *b)
 {
-	const struct heavy *x = a, *y = b;
+	const struct xs_tree_heavy *x = a, *y = b;
 	uint64_t ex = x->c.scalar[XS_REC_EXITS], ey = y->c.scalar[XS_REC_EXITS];
 	return ex != ey ? (ex < ey ? 1 : -1) : x->p->pid - y->p->pid;
 }
 
 static int program_cmp(const void *a, const void *b)
 {
-	const struct program_sum *x = a, *y = b;
+	const struct xs_tree_program *x = a, *y = b;
 	uint64_t ex = x->c.scalar[XS_REC_EXITS], ey = y->c.scalar[XS_REC_EXITS];
 	return ex != ey ? (ex < ey ? 1 : -1) : strcmp(x->name, y->name);
 }
 
 /* A process's counters c into its program's sum (a new one at ps[*nprog]
  * for a program not seen yet) and into all. 0 or -1 (out of memory). */
-static int program_add(struct program_sum *ps, size_t *nprog, const char *program,
+static int program_add(struct xs_tree_program *ps, size_t *nprog, const char *program,
 		       const struct xs_rec_counters *c, struct xs_rec_counters *all)
 {
 	size_t k = 0;
@@ -125,13 +116,11 @@ static int program_add(struct program_sum *ps, size_t *nprog, const char *progra
 	return xs_rec_counters_add(&ps[k].c, c) < 0 || xs_rec_counters_add(all, c) < 0 ? -1 : 0;
 }
 
-/* One run-wide window (number 0: the whole run). */
-static int report_window(const struct xs_tree *t, uint32_t number, const struct xs_tree_window *w, bool json,
-			 struct xs_buf *b)
+int xs_tree_sums(const struct xs_tree *t, uint32_t number, struct xs_tree_sums *s)
 {
-	struct heavy *hv = calloc(t->proc_count, sizeof(*hv));
-	struct program_sum *ps = calloc(t->proc_count, sizeof(*ps));
-	struct xs_rec_counters all = { 0 };
+	memset(s, 0, sizeof(*s));
+	struct xs_tree_heavy *hv = s->procs = calloc(t->proc_count + 1, sizeof(*hv));
+	struct xs_tree_program *ps = s->programs = calloc(t->proc_count + 1, sizeof(*ps));
 	size_t nprog = 0, nproc = 0;
 	int r = (!hv || !ps) ? -1 : 0;
 	for (size_t i = 0; !r && i < t->proc_count; i++) {
@@ -150,12 +139,41 @@ static int report_window(const struct xs_tree *t, uint32_t number, const struct 
 		}
 		hv[nproc].p = p;
 		hv[nproc++].c = c;
-		r = program_add(ps, &nprog, p->program, &c, &all);
+		r = program_add(ps, &nprog, p->program, &c, &s->all);
 	}
+	s->proc_count = nproc;
+	s->program_count = nprog;
 	if (!r) {
 		qsort(hv, nproc, sizeof(*hv), heavy_cmp);
 		qsort(ps, nprog, sizeof(*ps), program_cmp);
 	}
+	if (r)
+		xs_tree_sums_release(s);
+	return r;
+}
+
+void xs_tree_sums_release(struct xs_tree_sums *s)
+{
+	for (size_t k = 0; s->procs && k < s->proc_count; k++)
+		xs_rec_counters_release(&s->procs[k].c);
+	for (size_t k = 0; s->programs && k < s->program_count; k++)
+		xs_rec_counters_release(&s->programs[k].c);
+	xs_rec_counters_release(&s->all);
+	free(s->procs);
+	free(s->programs);
+	memset(s, 0, sizeof(*s));
+}
+
+/* One run-wide window (number 0: the whole run). */
+static int report_window(const struct xs_tree *t, uint32_t number, const struct xs_tree_window *w, bool json,
+			 struct xs_buf *b)
+{
+	struct xs_tree_sums sums;
+	int r = xs_tree_sums(t, number, &sums);
+	const struct xs_tree_heavy *hv = sums.procs;
+	const struct xs_tree_program *ps = sums.programs;
+	struct xs_rec_counters *all = &sums.all;
+	size_t nprog = sums.program_count, nproc = sums.proc_count;
 	if (!r && json) {
 		xs_buf_add(b, "{\"run_window\": ");
 		if (w && strcmp(w->reason, "end"))
@@ -170,7 +188,7 @@ static int report_window(const struct xs_tree *t, uint32_t number, const struct 
 		xs_buf_add(b, ", \"reason\": ");
 		xs_buf_json_str(b, w ? w->reason : "run");
 		xs_cli_addf(b, ", \"reset\": %s, \"totals\": ", w && w->reset ? "true" : "false");
-		json_counters(b, &all);
+		json_counters(b, all);
 		xs_buf_add(b, ", \"programs\": [");
 		for (size_t k = 0; k < nprog; k++) {
 			xs_buf_add(b, k ? ", {\"program\": " : "{\"program\": ");
@@ -202,7 +220,7 @@ static int report_window(const struct xs_tree *t, uint32_t number, const struct 
 			xs_buf_addc(b, ')');
 		}
 		xs_cli_addf(b, ": %zu processes\n", nproc);
-		text_totals(b, "  tree totals: ", &all);
+		text_totals(b, "  tree totals: ", all);
 		xs_buf_add(b, "  program                            processes       exits      enters  top syscalls (calls)\n");
 		for (size_t k = 0; k < nprog; k++) {
 			xs_buf_add(b, "  ");
@@ -224,16 +242,23 @@ static int report_window(const struct xs_tree *t, uint32_t number, const struct 
 			xs_cli_text(b, hv[k].p->program, 32);
 			xs_cli_addf(b, " %12llu exits\n", (unsigned long long)hv[k].c.scalar[XS_REC_EXITS]);
 		}
-		text_syscalls(b, &all, 0);
+		text_syscalls(b, all, 0);
 	}
-	for (size_t k = 0; hv && k < nproc; k++)
-		xs_rec_counters_release(&hv[k].c);
-	for (size_t k = 0; ps && k < nprog; k++)
-		xs_rec_counters_release(&ps[k].c);
-	xs_rec_counters_release(&all);
-	free(hv);
-	free(ps);
+	if (!r)
+		xs_tree_sums_release(&sums);
 	return r;
+}
+
+void xs_tree_proc_end(struct xs_buf *b, const struct xs_tree_proc *p)
+{
+	if (p->how && !strcmp(p->how, "exit"))
+		xs_cli_addf(b, "exit %ld", p->status);
+	else if (p->how && !strcmp(p->how, "signal") && p->status > 0)
+		xs_cli_addf(b, "signal %ld", p->status);
+	else if (p->how)
+		xs_cli_text(b, p->how, 0);
+	else
+		xs_buf_add(b, "running, or killed");
 }
 
 static bool proc_known(const struct xs_tree *t, int pid)
@@ -253,15 +278,9 @@ static void text_tree(const struct xs_tree *t, struct xs_buf *b, int ppid, int d
 			continue;
 		xs_cli_addf(b, "  %*s%d ", depth * 2, "", p->pid);
 		xs_cli_text(b, p->program, 0);
-		if (p->how && !strcmp(p->how, "exit"))
-			xs_cli_addf(b, "  [exit %ld]", p->status);
-		else if (p->how && !strcmp(p->how, "signal") && p->status > 0)
-			xs_cli_addf(b, "  [signal %ld]", p->status);
-		else if (p->how)
-			xs_cli_addf(b, "  [%s]", p->how);
-		else
-			xs_buf_add(b, "  [running, or killed]");
-		xs_cli_addf(b, "  %llu exits\n", (unsigned long long)p->total.scalar[XS_REC_EXITS]);
+		xs_buf_add(b, "  [");
+		xs_tree_proc_end(b, p);
+		xs_cli_addf(b, "]  %llu exits\n", (unsigned long long)p->total.scalar[XS_REC_EXITS]);
 		if (depth < 64)
 			text_tree(t, b, p->pid, depth + 1);
 	}
@@ -338,7 +357,7 @@ int xs_tree_report(const struct xs_tree *t, bool json, struct xs_buf *b)
 int xs_tree_summary(const struct xs_tree *t, struct xs_buf *b)
 {
 	struct xs_rec_counters all = { 0 };
-	struct program_sum *ps = calloc(t->proc_count + 1, sizeof(*ps));
+	struct xs_tree_program *ps = calloc(t->proc_count + 1, sizeof(*ps));
 	size_t nprog = 0, running = 0;
 	int r = ps ? 0 : -1;
 	for (size_t i = 0; !r && i < t->proc_count; i++) {

@@ -77,6 +77,37 @@ int xs_tree_window_record(const struct xs_tree *tree, uint32_t number, struct xs
 /* exitscope report RUN: text (json false) or one JSON object into out. */
 int xs_tree_report(const struct xs_tree *tree, bool json, struct xs_buf *out);
 
+/* The sums of run-wide window number (0: the whole run): each process that
+ * has records in it (heaviest first, by exits), each program (processes of
+ * the same image summed, heaviest first), and the tree. */
+struct xs_tree_heavy {
+	const struct xs_tree_proc *p;
+	struct xs_rec_counters c;
+};
+struct xs_tree_program {
+	const char *name;
+	size_t processes;
+	struct xs_rec_counters c;
+};
+struct xs_tree_sums {
+	struct xs_tree_heavy *procs;
+	size_t proc_count;
+	struct xs_tree_program *programs;
+	size_t program_count;
+	struct xs_rec_counters all;
+};
+/* 0, or -1 when out of memory (nothing to release then). */
+int xs_tree_sums(const struct xs_tree *tree, uint32_t number, struct xs_tree_sums *out);
+void xs_tree_sums_release(struct xs_tree_sums *s);
+
+/* exitscope report --html RUN: one page (output NULL: beside the run file,
+ * its name with .html; "-": standard output). */
+int xs_tree_report_html(const struct xs_tree *tree, const char *output);
+
+/* How p ended, as the reports show it: "exit N", "signal N", "exec",
+ * "running, or killed". */
+void xs_tree_proc_end(struct xs_buf *b, const struct xs_tree_proc *p);
+
 /* The log's summary of a run at its end (report --summary). */
 int xs_tree_summary(const struct xs_tree *tree, struct xs_buf *out);
 
