@@ -147,6 +147,9 @@ static int take_line(struct xs_tree *t, const struct xs_json *o)
 			p->ppid = (int)u64_of(o, "ppid");
 		if ((s = str_of(o, "exe")))
 			p->exe = s;
+		const struct xs_json *argv = xs_json_get(o, "argv");
+		p->argv0 = argv && argv->type == XS_JSON_ARRAY && argv->first && argv->first->type == XS_JSON_STRING
+				   ? argv->first->str : NULL;
 		p->images++;
 	} else if (!strcmp(event, "end")) {
 		p->end_ns = u64_of(o, "time_ns");
@@ -165,15 +168,27 @@ static int take_line(struct xs_tree *t, const struct xs_json *o)
 
 /* The program a process is summed under: its image's name; a title that
  * the program set itself in the form "NAME: ROLE" (postgres, nginx)
- * names its role as well. */
+ * names its role as well; any other title the program rewrote (not its
+ * argv[0] any more) names it by its first word: redis's BGSAVE child is
+ * "redis-rdb-bgsave 127.0.0.1:PORT", and its image is redis-check-rdb
+ * (Debian's redis-server is a link to it). */
 static void name_program(struct xs_tree_proc *p)
 {
 	const char *base = strrchr(p->exe, '/');
 	base = base ? base + 1 : *p->exe ? p->exe : p->comm;
-	if (strstr(p->title, ": "))
+	if (strstr(p->title, ": ")) {
 		snprintf(p->program, sizeof(p->program), "%s", p->title);
-	else
+	} else if (p->argv0 && *p->title && strcmp(p->title, p->argv0)) {
+		const char *word = p->title, *slash;
+		size_t n = strcspn(word, " ");
+		while ((slash = memchr(word, '/', n)) && slash + 1 < word + n) {
+			n -= (size_t)(slash + 1 - word);
+			word = slash + 1;
+		}
+		snprintf(p->program, sizeof(p->program), "%.*s", (int)n, word);
+	} else {
 		snprintf(p->program, sizeof(p->program), "%s", base);
+	}
 }
 
 static uint32_t assign(const struct xs_tree *t, const struct xs_record *r, uint32_t *lower)

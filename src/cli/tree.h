@@ -16,6 +16,7 @@
 struct xs_tree_proc {
 	int pid, ppid;
 	const char *comm, *title, *exe;	/* the last image's; from the run file */
+	const char *argv0;		/* the last image's argv[0] (NULL: none) */
 	char program[128];		/* the name its records are summed under */
 	uint64_t start_ns, end_ns;	/* end_ns 0: no end line (still running, or killed) */
 	const char *how;		/* "exit", "signal", "exec", or NULL */
