@@ -22,7 +22,7 @@ die() { echo "run_window: $*" >&2; exit 1; }
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/xs-runwin.XXXXXX")
 pid=
 cleanup() {
-  [ -n "$pid" ] && pkill -KILL -s "$pid" 2>/dev/null   # the run's own session (setsid below)
+  [ -n "$pid" ] && kill -KILL -- "-$pid" 2>/dev/null   # the run's own process group (setsid below)
   rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -49,7 +49,7 @@ measure() {
     t1=$(date +%s%N)
     echo "$(( (t1 - t0) / 1000 )) $(sed -n 's/^ok run window [0-9]*: \([0-9]*\) processes/\1/p' "$mode.dump")" >>"$mode.ms"
   done
-  pkill -KILL -s "$pid" 2>/dev/null
+  kill -KILL -- "-$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
   pid=
   sort -g "$mode.ms" | awk -v want="$PROCS" '{ v[++n] = $1 / 1000; if ($2 != want) short++ }
