@@ -16,6 +16,7 @@
 #include <string.h>
 #include "cli/cli.h"
 #include "cli/tree.h"
+#include "common/runfile.h"
 #include "common/stracetab.h"
 
 #define HEAVIEST 5
@@ -385,11 +386,13 @@ int xs_tree_summary(const struct xs_tree *t, struct xs_buf *b)
 		if (running)
 			xs_cli_addf(b, "  %zu processes had not ended: their calls after their last record are not "
 				       "in this summary\n", running);
+		const char *name = strrchr(t->file, '/') ? strrchr(t->file, '/') + 1 : t->file;
 		xs_buf_add(b, "  files: ");
 		xs_cli_text(b, t->dir, 0);
 		xs_cli_addf(b, "/ (the run file %s and a record file per process); the whole view: "
-			       "exitscope report ", strrchr(t->file, '/') ? strrchr(t->file, '/') + 1 : t->file);
-		xs_cli_text(b, t->dir, 0);
+			       "exitscope report ", name);
+		/* a run directory names the run; beside other files (-o DIR), its run file does */
+		xs_cli_text(b, strcmp(name, XS_RUN_FILE) ? t->file : t->dir, 0);
 		xs_buf_addc(b, '\n');
 	}
 	for (size_t k = 0; ps && k < nprog; k++)

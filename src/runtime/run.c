@@ -246,7 +246,16 @@ static bool print_summary(void)
 {
 	if (g_run_cli_fd < 0 || !g_run_dir[0] || g_config.log_fd < 0)
 		return false;
-	char *argv[] = { "exitscope", "report", "--summary", g_run_dir, NULL };
+	/* the run file, not the directory: with -o DIR it is run-PID.jsonl */
+	char file[PATH_MAX + sizeof(g_run_name) + 2];
+	struct xs_buf f = { file, 0, sizeof(file), false, NULL };
+	xs_buf_add(&f, g_run_dir);
+	xs_buf_addc(&f, '/');
+	xs_buf_add(&f, g_run_name);
+	xs_buf_addc(&f, 0);
+	if (f.failed)
+		return false;
+	char *argv[] = { "exitscope", "report", "--summary", file, NULL };
 	char *envp[] = { "PATH=/usr/bin:/bin", NULL };
 	long pid = xs_sys5(SYS_clone, SIGCHLD, 0, 0, 0, 0);
 	if (pid < 0)

@@ -132,6 +132,13 @@ check "log: a run of one process shows its own block as before (no summary)" \
   sh -c 'grep -q "^----- exitscope stats for process [0-9]* (window #0, exit, .*): \"true\" -----" log.txt && ! grep -q "run summary" log.txt'
 rm -rf exitscope-* log.txt
 
+mkdir od
+"$XS" run -o od --log log.txt -- sh -c 'printf "b\na\n" | sort | wc -l' >out
+check "log with -o DIR: the run's summary, naming the run file to report" \
+  sh -c "grep -q '^----- exitscope run summary: dash' log.txt && grep -q '^  files: $PWD/od/ .*exitscope report $PWD/od/run-[0-9]*.jsonl\$' log.txt"
+expect_eq "log with -o DIR: no message and no per-process block" 0 "$(grep -c '^exitscope\|stats for process' log.txt)"
+rm -rf od log.txt
+
 # --- a script behind a wrapper: one summary naming each program ---
 cat >job.sh <<'SCRIPT'
 python3 -c 'import sys; print(sum(range(10)))' | sort | tr -d '\n' >job.out
