@@ -5,6 +5,12 @@
 # getppid calls equal strace -f -c's), and report RUN naming each program.
 . "$(dirname "$0")/../lib.sh"
 cd "$SCRATCH" || exit 1
+# same NAME A B: A = B, and neither is empty or null (a missing file or
+# field must not pass as two equal nothings)
+same() {
+  if [ -z "$2" ] || [ "$2" = null ]; then fail "$1" "nothing to compare (a missing file or field)" "actual: $3"
+  else expect_eq "$@"; fi
+}
 
 # --- the run directory: created new, never an existing name ---
 bash -c 'exec "$0" run --format none -- /bin/true' "$XS"
@@ -28,7 +34,7 @@ check "runtree: one window line, from inside a child (reason app, label inside)"
 "$XS" report --json "$d" >rep.json
 expect_eq "runtree: getppid per run-wide window (4 children x 1000 before; after: 4 x 1000 + the late child's 1000)" \
   "1:4000 null:5000" "$(jq -r '[.windows[] | "\(.run_window):\(.totals.syscalls.getppid.calls)"] | join(" ")' rep.json)"
-expect_eq "runtree: the windows sum to the run's total, every counter" \
+same "runtree: the windows sum to the run's total, every counter" \
   "$(jq -c '.total.totals | .syscalls |= (to_entries | sort_by(.key) | from_entries)' rep.json)" \
   "$(jq -c '[.windows[].totals] | reduce .[] as $w ({}; . as $a | $w | to_entries | map(if .key == "syscalls" then {key, value: (($a.syscalls // {}) as $s | .value | with_entries(.value as $v | .value = {calls: ($v.calls + ($s[.key].calls // 0)), errors: ($v.errors + ($s[.key].errors // 0)), ns: ($v.ns + ($s[.key].ns // 0))}) + ($s | with_entries(select(.key as $k | $w.syscalls | has($k) | not))))} else {key, value: (.value + ($a[.key] // 0))} end) | from_entries)' rep.json | jq -c '.syscalls |= (to_entries | sort_by(.key) | from_entries)')" \
   2>/dev/null
@@ -39,14 +45,14 @@ for f in "$d"/exitscope-*.jsonl; do
   [ "$a" = "$b" ] || { bad=1; echo "    $f: windows $a, total $b"; }
 done
 expect_eq "runtree: each process's windows sum to its total" 0 "$bad"
-expect_eq "runtree: the processes sum to the tree (exits)" \
+same "runtree: the processes sum to the tree (exits)" \
   "$(jq '.total.totals.exits' rep.json)" "$(jq '[.processes[].exits] | add' rep.json)"
 expect_eq "runtree: the late child (born after window 1) is only in the rest" \
   "1" "$(jq '[.windows[] | select(.run_window == 1) | .processes[]] | length as $n | 6 - $n' rep.json)"
 if command -v strace >/dev/null; then
   strace -f -c -o strace.out "$T/tw_runtree" 4 1000 >/dev/null
   s=$(awk '$NF == "getppid" { print $(NF-1) }' strace.out)
-  expect_eq "runtree: the tree's getppid calls equal strace -f -c's" "$s" "$(jq '.total.totals.syscalls.getppid.calls' rep.json)"
+  same "runtree: the tree's getppid calls equal strace -f -c's" "$s" "$(jq '.total.totals.syscalls.getppid.calls' rep.json)"
 else
   fail "runtree: strace is not installed"
 fi
@@ -66,6 +72,7 @@ bad=0
 for p in $(grep -o '^process [0-9]*: window' dump.out | awk '{print $2}' | tr -d :); do
   grep -q '"run_window": 1}' "exitscope-$pid/exitscope-$p.jsonl" || bad=$((bad + 1))
 done
+[ "$n" -gt 0 ] || bad=none
 expect_eq "dump RUN: every process it names has a record with run_window 1" 0 "$bad"
 check "dump RUN: the window line has the label" grep -q '"run_window": 1, "label": "warm"' "exitscope-$pid/run.jsonl"
 "$XS" report "exitscope-$pid" >rep.txt
@@ -87,11 +94,12 @@ bad=0
 for p in $(grep '"event": "window"' "exitscope-$pid/run.jsonl" | jq '.closed[].pid'); do
   grep -q '"run_window": 1}' "exitscope-$pid/exitscope-$p.jsonl" || bad=$((bad + 1))
 done
+[ "${n:-0}" -gt 0 ] || bad=none
 expect_eq "signal: every process it names has a record with run_window 1" 0 "$bad"
 check "signal: the first process's block on the log, as a signal's always was" \
   grep -q "^----- exitscope stats for process $pid (window #0, SIGUSR1, .*): \"sh\" -----" sig.log
 "$XS" report --json "exitscope-$pid" >rep.json
-expect_eq "signal: the run-wide windows sum to the run's total (exits)" \
+same "signal: the run-wide windows sum to the run's total (exits)" \
   "$(jq '.total.totals.exits' rep.json)" "$(jq '[.windows[].totals.exits] | add' rep.json)"
 rm -rf exitscope-* stop sig.log
 
@@ -112,11 +120,11 @@ d=$(ls -d exitscope-*)
 check "log: one run summary, naming the first process's program" \
   test "$(grep -c '^----- exitscope run summary: dash (pid [0-9]*) and its tree, 4 processes' log.txt)" = 1
 expect_eq "log: no per-process block without --log-each" 0 "$(grep -c '^----- exitscope stats for process' log.txt)"
-expect_eq "log: the summary's exits are the tree's (report --json)" \
+same "log: the summary's exits are the tree's (report --json)" \
   "$(jq '.total.totals.exits' rep.json)" "$(sed -n 's/^  exits \([0-9]*\), enters.*/\1/p' log.txt)"
 check "log: the summary's programs (sort, wc, dash x 2)" \
   grep -q '^  programs: .*sort x 1 .*wc x 1 .*dash x 2' log.txt
-expect_eq "log: the summary's total calls row is the tree's exits" \
+same "log: the summary's total calls row is the tree's exits" \
   "$(jq '.total.totals.exits' rep.json)" "$(awk '$NF == "total" && $1 ~ /^[0-9.]+$/ { print $4 }' log.txt)"
 check "log: the summary says where the files are" grep -q "^  files: $PWD/$d/ " log.txt
 rm -rf exitscope-* log.txt
@@ -165,7 +173,7 @@ a=$(ls -d exitscope-*); mkdir -p runs; mv "$a" runs/
 b=$(ls -d exitscope-*); mv "$b" runs/
 "$XS" report --json "runs/$a" >ra.json
 "$XS" diff --json "runs/$a:1" "runs/$a:2" >d12.json
-expect_eq "diff RUN:1 RUN:2: each side is report --json's run window (exits)" \
+same "diff RUN:1 RUN:2: each side is report --json's run window (exits)" \
   "$(jq -c '[.windows[0].totals.exits, .windows[1].totals.exits]' ra.json)" "$(jq -c '[.scalars.exits.a, .scalars.exits.b]' d12.json)"
 expect_eq "diff RUN:1 RUN:2: getppid 4000 in window 1, 5000 after it" "4000 5000" \
   "$(jq -r '.syscalls[] | select(.name == "getppid") | "\(.calls.a) \(.calls.b)"' d12.json)"

@@ -98,9 +98,10 @@ bad=$(jq -r '
   | ([.windows[].totals.exits] | add) as $wexits
   | [calls($t) | to_entries[] | select($ws[.key] != .value) | "\(.key): total \(.value), windows \($ws[.key])"]
     + (if $wexits != $t.exits then ["exits: total \($t.exits), windows \($wexits)"] else [] end)
-  | join("; ")' rep.json)
-expect_eq "redis: for every system call, the run-wide windows sum to the run's total" "" "$bad"
-expect_eq "redis: the processes sum to the tree (exits)" \
-  "$(jq '.total.totals.exits' rep.json)" "$(jq '[.processes[].exits] | add' rep.json)"
+    + (if ($t.syscalls | length) < 10 or (.windows | length) < 4 then ["too few calls or windows to compare"] else [] end)
+  | if length == 0 then "none" else join("; ") end' rep.json)
+expect_eq "redis: for every system call, the run-wide windows sum to the run's total" "none" "$bad"
+tree=$(jq '.total.totals.exits' rep.json)
+expect_eq "redis: the processes sum to the tree (exits)" "${tree:-missing}" "$(jq '[.processes[].exits] | add' rep.json)"
 echo "# redis: $(jq -r '[.windows[] | "window \(.run_window // "rest") (\(.label // .reason)): \(.processes | length) processes, \(.totals.exits) exits, read \(.totals.syscalls.read.calls // 0) write \(.totals.syscalls.write.calls // 0)"] | join("; ")' rep.json)"
 echo "# redis: BGSAVE children $child_a ($(jq -r --argjson p "${child_a:-0}" '.processes[] | select(.pid == $p) | .exits' rep.json) exits), $child_b ($(jq -r --argjson p "${child_b:-0}" '.processes[] | select(.pid == $p) | .exits' rep.json) exits)"
