@@ -76,7 +76,7 @@ _exitscope()
         esac
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W "-o --output-dir -n --no-records -p --profile -F --frequency
-                -g --call-graph -s --signal -i --interval --format --log --no-fast-path -h --help --" -- "$cur"))
+                -g --call-graph -s --signal -i --interval --format --log --log-each --no-fast-path -h --help --" -- "$cur"))
         else
             compopt -o filenames 2>/dev/null
             COMPREPLY=($(compgen -c -- "$cur"))
@@ -91,6 +91,11 @@ _exitscope()
             fi
         elif [ "$COMP_CWORD" -eq 2 ] || { [ "$COMP_CWORD" -eq 3 ] && [ "$prev" = --json ]; }; then
             COMPREPLY=($(compgen -W "$(_exitscope_pids | sort -un)" -- "$cur"))
+            # and run directories (dump RUN, reset RUN), not after --json
+            if [ "$prev" != --json ]; then
+                compopt -o filenames 2>/dev/null
+                COMPREPLY+=($(compgen -d -X '!*exitscope-*' -- "$cur"))
+            fi
         fi
         ;;
     diff)
@@ -106,7 +111,7 @@ _exitscope()
         --compare) return ;;
         esac
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W "--json --html --compare -o --output --help" -- "$cur"))
+            COMPREPLY=($(compgen -W "--json --html --compare --summary -o --output --help" -- "$cur"))
         else
             _exitscope_files jsonl
         fi

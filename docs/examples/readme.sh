@@ -31,9 +31,9 @@ show "for i in \$(seq 20); do curl -s -o /dev/null http://127.0.0.1:$port/; done
 for _ in $(seq 20); do curl -s -o /dev/null "http://127.0.0.1:$port/"; done
 show 'exitscope dump $! 20-requests          # close the window around them and print it'
 exitscope dump "$pid" 20-requests >>"$section"
-show "kill \$!; exitscope report exitscope-$pid.jsonl      # every window of the run"
+show "kill \$!; exitscope report exitscope-$pid/exitscope-$pid.jsonl   # every window of the process"
 kill "$pid"; wait "$pid" 2>/dev/null || true
-exitscope report "exitscope-$pid.jsonl" >>"$section"
+exitscope report "exitscope-$pid/exitscope-$pid.jsonl" >>"$section"
 pid=
 echo '```' >>"$section"
 

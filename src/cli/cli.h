@@ -30,6 +30,10 @@ int cmd_diff(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_flame(int argc, char **argv);
 
+/* The command's system calls for common/ctlsock.c: the result or a
+ * negative errno. */
+long xs_cli_sys(long nr, long a1, long a2, long a3, long a4, long a5);
+
 /* Print "exitscope: MSG" to stderr. */
 void xs_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

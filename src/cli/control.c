@@ -32,12 +32,12 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli/cli.h"
+#include "common/ctlsock.h"
 #include "common/json.h"
+#include "common/runwin.h"
+#include "cli/records.h"
+#include "cli/tree.h"
 
-#ifndef SO_PEERPIDFD
-#define SO_PEERPIDFD 77
-#endif
-#define PIDFS_MAGIC 0x50494446
 #define ANSWER_MAX (64u << 20)		/* a record of 4096 threads fits */
 #define ANSWER_WAIT_MS 30000		/* without a byte of answer */
 #define CANDIDATES_MAX 4096		/* names of the form we look for */
@@ -56,24 +56,6 @@ static int parse_pid(const char *s, pid_t *pid)
 
 /* ---- finding and checking the runtime's socket ---- */
 
-/* Is the abstract name (without its '@') one the runtime of pid binds? */
-static bool name_matches(const char *name, pid_t pid)
-{
-	char prefix[32];
-	int n = snprintf(prefix, sizeof(prefix), "exitscope-%d", (int)pid);
-	if (strncmp(name, prefix, (size_t)n))
-		return false;
-	name += n;
-	if (!*name)
-		return true;	/* an older runtime's fixed name */
-	if (*name++ != '-' || strlen(name) != 16)
-		return false;
-	for (; *name; name++)
-		if (!((*name >= '0' && *name <= '9') || (*name >= 'a' && *name <= 'f')))
-			return false;
-	return true;
-}
-
 /* The listening abstract sockets named as pid's runtime names its socket,
  * from /proc/net/unix ("Num RefCount Protocol Flags Type St Inode Path",
  * abstract paths with a leading '@'). Returns their count; names[i] are
@@ -87,22 +69,17 @@ static int find_candidates(pid_t pid, char ***out)
 	char **names = NULL;
 	int count = 0;
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long flags, type, state;
-		char path[256];
-		if (sscanf(line, "%*s %*s %*s %lx %lx %lx %*s %255s", &flags, &type, &state, path) != 4)
-			continue;
-		/* listening (__SO_ACCEPTCON), stream, unconnected */
-		if (!(flags & 0x10000) || type != SOCK_STREAM || state != 1 || path[0] != '@')
-			continue;
-		if (!name_matches(path + 1, pid) || count >= CANDIDATES_MAX)
+		char name[XS_CTL_NAME_MAX];
+		int owner;
+		if (!xs_ctl_unix_line(line, &owner, name) || owner != pid || count >= CANDIDATES_MAX)
 			continue;
 		bool dup = false;
 		for (int i = 0; i < count && !dup; i++)
-			dup = !strcmp(names[i], path + 1);
+			dup = !strcmp(names[i], name);
 		if (dup)
 			continue;
 		char **grown = realloc(names, sizeof(*names) * (size_t)(count + 1));
-		if (!grown || !(grown[count] = strdup(path + 1))) {
+		if (!grown || !(grown[count] = strdup(name))) {
 			names = grown ? grown : names;
 			break;
 		}
@@ -114,115 +91,11 @@ static int find_candidates(pid_t pid, char ***out)
 	return count;
 }
 
-/* Connect to an abstract name without waiting behind a full backlog
- * forever (a listener that never accepts is not worth more than a second).
- * The connected socket (blocking again), or -1 with errno. */
-static int connect_name(const char *name)
+/* The command's system calls for the shared rules (common/ctlsock.c). */
+long xs_cli_sys(long nr, long a1, long a2, long a3, long a4, long a5)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	size_t size = strlen(name);
-	if (size >= sizeof(addr.sun_path) - 1) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	memcpy(addr.sun_path + 1, name, size);
-	socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + size);
-	for (int attempt = 0; attempt < 100; attempt++) {
-		int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-		if (fd < 0)
-			return -1;
-		if (connect(fd, (struct sockaddr *)&addr, len) == 0) {
-			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-			return fd;
-		}
-		int err = errno;
-		close(fd);
-		if (err != EAGAIN) {
-			errno = err;
-			return -1;
-		}
-		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
-	}
-	errno = EAGAIN;
-	return -1;
-}
-
-/* The effective uid of pid now, or -1. */
-static long current_euid(pid_t pid)
-{
-	char path[64], line[256];
-	long uid = -1;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long real, eff;
-		if (sscanf(line, "Uid: %lu %lu", &real, &eff) == 2) {
-			uid = (long)eff;
-			break;
-		}
-	}
-	fclose(f);
-	return uid;
-}
-
-static bool on_pidfs(int fd, struct stat *st)
-{
-	struct statfs sfs;
-	return fstatfs(fd, &sfs) == 0 && sfs.f_type == PIDFS_MAGIC && fstat(fd, st) == 0;
-}
-
-/*
- * Is the listener at the other end of fd process pid itself? The kernel
- * recorded the listener's pid (its thread group) and euid when it called
- * listen(). The strongest proof is the listener's pidfd (SO_PEERPIDFD,
- * Linux 6.5+): on pidfs (6.9+) every struct pid has its own inode, so the
- * same inode as target_pidfd (taken before the names were looked up) is
- * the same process, even if the pid number was reused meanwhile. Older
- * kernels give no such proof: there the pid number must match and the
- * listener's uid must be pid's current euid.
- *
- * With the pidfd proof a listener uid other than pid's current euid is
- * accepted: it is the uid pid had when it listened (root before it dropped
- * to another user, say). Returns true or false; *why says why not.
- */
-static bool listener_is(int fd, pid_t pid, int target_pidfd, char *why, size_t size)
-{
-	struct ucred cred;
-	socklen_t len = sizeof(cred);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
-		snprintf(why, size, "its listener is unknown (%s)", strerror(errno));
-		return false;
-	}
-	if (cred.pid != pid) {
-		snprintf(why, size, "it is held by process %d (uid %u), not by process %d", (int)cred.pid,
-			 (unsigned)cred.uid, (int)pid);
-		return false;
-	}
-	bool proven = false;
-	int peer_pidfd;
-	len = sizeof(peer_pidfd);
-	if (target_pidfd >= 0 && getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &peer_pidfd, &len) == 0) {
-		struct stat a, b;
-		if (on_pidfs(peer_pidfd, &a) && on_pidfs(target_pidfd, &b)) {
-			if (a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
-				close(peer_pidfd);
-				snprintf(why, size, "it is held by an earlier process %d (uid %u), not by process %d",
-					 (int)cred.pid, (unsigned)cred.uid, (int)pid);
-				return false;
-			}
-			proven = true;
-		}
-		close(peer_pidfd);
-	}
-	long euid = current_euid(pid);
-	if (!proven && (euid < 0 || (uid_t)euid != cred.uid)) {
-		snprintf(why, size, "its listener's uid %u is not the uid of process %d (%ld)", (unsigned)cred.uid,
-			 (int)pid, euid);
-		return false;
-	}
-	return true;
+	long r = syscall(nr, a1, a2, a3, a4, a5);
+	return r < 0 ? -errno : r;
 }
 
 /* Does pid have the runtime mapped (when its maps can be read)? */
@@ -252,14 +125,14 @@ static int connect_runtime(pid_t pid)
 	int count = find_candidates(pid, &names);
 	int fd = -1, refused = 0, connect_err = 0;
 	for (int i = 0; i < count && fd < 0; i++) {
-		int c = connect_name(names[i]);
+		long c = xs_ctl_connect(xs_cli_sys, names[i]);
 		if (c < 0) {
-			connect_err = errno;
+			connect_err = (int)-c;
 			continue;
 		}
 		char why[160];
-		if (listener_is(c, pid, target_pidfd, why, sizeof(why))) {
-			fd = c;
+		if (xs_ctl_listener_is(xs_cli_sys, (int)c, pid, target_pidfd, why, sizeof(why))) {
+			fd = (int)c;
 			break;
 		}
 		close(c);
@@ -493,6 +366,78 @@ static int send_command(pid_t pid, const char *line, enum answer_kind kind)
 	return r;
 }
 
+/*
+ * dump RUN / reset RUN: one run-wide window in every live process of the
+ * run (common/runwin.c), numbered in the run file. Prints one line per
+ * process and returns once every record is written; status 1 when a live
+ * process could not be reached (one that exited meanwhile is not an
+ * error: its exit record is in this window).
+ */
+static int run_window(const char *run_file, const char *label, bool reset)
+{
+	int lock_fd = open(run_file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	int append_fd = open(run_file, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	struct stat st;
+	if (lock_fd < 0 || append_fd < 0 || fstat(append_fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		xs_error("run file '%s': %s", run_file, lock_fd < 0 || append_fd < 0 ? strerror(errno) : "not a file");
+		if (lock_fd >= 0)
+			close(lock_fd);
+		if (append_fd >= 0)
+			close(append_fd);
+		return XS_EXIT_DATA;
+	}
+	struct xs_runwin_result *results = calloc(XS_RUNWIN_MAX, sizeof(*results));
+	struct xs_runwin rw = {
+		.sys = xs_cli_sys, .grow = xs_cli_buf_grow, .release = xs_cli_buf_release,
+		.lock_fd = lock_fd, .append_fd = append_fd, .label = label, .reset = reset,
+		.reason = "command", .results = results,
+	};
+	int r = results ? xs_runwin_close(&rw) : -ENOMEM;
+	close(lock_fd);
+	close(append_fd);
+	if (r < 0) {
+		xs_error("run file '%s': %s", run_file, strerror(-r));
+		free(results);
+		return XS_EXIT_DATA;
+	}
+	int status = XS_EXIT_OK;
+	size_t closed = 0;
+	for (size_t i = 0; i < rw.count; i++) {
+		struct xs_runwin_result *res = &results[i];
+		if (!res->err) {
+			closed++;
+			printf("process %d: window #%u\n", res->pid, res->seq);
+		} else if (res->err == -ESRCH) {
+			printf("process %d: exited before the window reached it\n", res->pid);
+		} else {
+			status = XS_EXIT_DATA;
+			xs_error("process %d: %s", res->pid,
+				 res->err == -EPERM ? res->why : res->err == -ECONNREFUSED ? "no control socket answers"
+				 : strerror(-res->err));
+		}
+	}
+	if (rw.dropped) {
+		xs_error("%zu more processes of the run were not reached (at most %d at once)", rw.dropped,
+			 XS_RUNWIN_MAX);
+		status = XS_EXIT_DATA;
+	}
+	printf("ok run window %u: %zu processes\n", rw.run_window, closed);
+	free(results);
+	int out = xs_cli_finish_stdout();
+	return status ? status : out;
+}
+
+/*
+ * A pid is always the per-pid form, even that of a run's first process:
+ * were it a run when ./exitscope-PID/ is in the current directory, the
+ * same command would close one window or the whole tree's depending on
+ * where it is typed. A run is named by its directory or run file.
+ */
+static bool is_pid(const char *arg)
+{
+	return arg[0] && strspn(arg, "0123456789") == strlen(arg);
+}
+
 static bool wants_help(int argc, char **argv)
 {
 	return argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"));
@@ -513,13 +458,17 @@ static int bad_option(const char *cmd, int argc, char **argv)
 }
 
 static const char g_dump_usage[] =
-	"usage: exitscope dump [--json] PID [LABEL]\n"
+	"usage: exitscope dump [--json] PID [LABEL] | exitscope dump RUN [LABEL]\n"
 	"  close a window in process PID (running under exitscope), print it, and return\n"
 	"  once its record is written to exitscope-PID.jsonl; it prints the text block,\n"
-	"  whatever --format the program runs with, or with --json the record line\n";
+	"  whatever --format the program runs with, or with --json the record line\n"
+	"  RUN (a run directory such as exitscope-PID/, or its run file): one run-wide window\n"
+	"  in every live process of the run, returned once every record is written (a PID\n"
+	"  is always the one process, even the run's first)\n";
 static const char g_reset_usage[] =
-	"usage: exitscope reset PID\n"
-	"  close a window in process PID silently: a new window starts now\n";
+	"usage: exitscope reset PID | RUN\n"
+	"  close a window in process PID (or in every live process of RUN) silently:\n"
+	"  a new window starts now\n";
 
 int cmd_dump(int argc, char **argv)
 {
@@ -536,7 +485,9 @@ int cmd_dump(int argc, char **argv)
 	int bad = bad_option("dump", argc, argv);
 	if (bad)
 		return bad;
-	if (argc < 2 || argc > 3 || parse_pid(argv[1], &pid) < 0) {
+	char run_file[8192];
+	bool run = argc >= 2 && argc <= 3 && !json && !is_pid(argv[1]) && xs_tree_find(argv[1], run_file, sizeof(run_file));
+	if (argc < 2 || argc > 3 || (!run && parse_pid(argv[1], &pid) < 0)) {
 		fputs(g_dump_usage, stderr);
 		return XS_EXIT_USAGE;
 	}
@@ -545,6 +496,8 @@ int cmd_dump(int argc, char **argv)
 		xs_error("dump: a label is one line of at most 120 bytes");
 		return XS_EXIT_USAGE;
 	}
+	if (run)
+		return run_window(run_file, argc == 3 ? argv[2] : NULL, false);
 	snprintf(line, sizeof(line), "%s%s%s\n", json ? "dump-json" : "dump", argc == 3 ? " " : "",
 		 argc == 3 ? argv[2] : "");
 	return send_command(pid, line, json ? ANSWER_JSON : ANSWER_TEXT);
@@ -560,6 +513,9 @@ int cmd_reset(int argc, char **argv)
 	int bad = bad_option("reset", argc, argv);
 	if (bad)
 		return bad;
+	char run_file[8192];
+	if (argc == 2 && !is_pid(argv[1]) && xs_tree_find(argv[1], run_file, sizeof(run_file)))
+		return run_window(run_file, NULL, true);
 	if (argc != 2 || parse_pid(argv[1], &pid) < 0) {
 		fputs(g_reset_usage, stderr);
 		return XS_EXIT_USAGE;

@@ -64,11 +64,14 @@
 #include "cli/cli.h"
 #include "cli/diff.h"
 #include "cli/records.h"
+#include "cli/tree.h"
 
 static const char g_diff_usage[] =
 	"usage: exitscope diff [OPTIONS] A B\n"
 	"  A, B       FILE.jsonl[:SEQ]: the record with that seq; without SEQ the last\n"
 	"             record, a negative SEQ counts from the end (-1 is the last)\n"
+	"             or RUN[:N] (a run directory or run file): the tree's sum in run-wide\n"
+	"             window N (the one after the last is the rest), or in the whole run\n"
 	"  --total    compare the records' total counters instead of their window\n"
 	"  --json     print the comparison as one JSON object\n"
 	"  -h, --help this text\n";
@@ -76,6 +79,8 @@ static const char g_diff_usage[] =
 /* Which record a command-line argument names. */
 struct selection {
 	char *path;		/* malloc'd */
+	bool run;		/* path is a run (RUN[:N]): a run-wide window, or the whole run */
+	struct xs_tree tree;	/* the run, loaded; its record's names point into it */
 	bool by_seq;		/* seq is a record's seq; else from_end counts back */
 	uint64_t seq;
 	uint64_t from_end;	/* 1 = the last record */
@@ -136,6 +141,42 @@ static int parse_selection(const char *arg, struct selection *sel)
 		xs_error("'%s': no file name", arg);
 		return XS_EXIT_USAGE;
 	}
+	char run_file[8192];
+	/* a run: its directory or run file (not a pid: a pid is no file) */
+	if (strspn(sel->path, "0123456789") != strlen(sel->path) &&
+	    xs_tree_find(sel->path, run_file, sizeof(run_file))) {
+		if (neg) {
+			xs_error("'%s': a run takes RUN:N, N a run-wide window (1, 2, ...; the one after the "
+				 "last is the rest), or RUN alone for the whole run", arg);
+			return XS_EXIT_USAGE;
+		}
+		sel->run = true;
+		free(sel->path);
+		if (!(sel->path = strdup(run_file))) {
+			xs_error("out of memory");
+			return XS_EXIT_DATA;
+		}
+	}
+	return 0;
+}
+
+/* A run's window (or the whole run) as the record to compare. */
+static int load_run_selection(struct selection *sel, struct xs_record *out)
+{
+	int st = xs_tree_load(&sel->tree, sel->path);
+	if (st != XS_EXIT_OK)
+		return st;
+	int r = xs_tree_window_record(&sel->tree, sel->by_seq ? (uint32_t)sel->seq : 0, out);
+	if (r == -ENOENT) {
+		xs_error("'%s': no run-wide window %llu (the run has %zu, and the rest after them is %zu)",
+			 sel->tree.dir, (unsigned long long)sel->seq, sel->tree.window_count - 1,
+			 sel->tree.window_count);
+		return XS_EXIT_DATA;
+	}
+	if (r < 0) {
+		xs_error("out of memory");
+		return XS_EXIT_DATA;
+	}
 	return 0;
 }
 
@@ -143,8 +184,10 @@ static int parse_selection(const char *arg, struct selection *sel)
  * Read sel's file (every line must be a valid record) and keep the record
  * it selects in *out. 0, or XS_EXIT_DATA after printing why.
  */
-static int load_selection(const struct selection *sel, struct xs_record *out)
+static int load_selection(struct selection *sel, struct xs_record *out)
 {
+	if (sel->run)
+		return load_run_selection(sel, out);
 	struct xs_record_file rf;
 	struct xs_record rec;
 	/* the last from_end records, oldest at ring[head] once full */
@@ -282,12 +325,24 @@ static void text_header(struct xs_buf *out, char which, const char *path, const 
 	xs_buf_addc(out, which);
 	xs_buf_add(out, ": ");
 	xs_cli_text(out, path, 0);
-	xs_buf_add(out, " line ");
-	xs_buf_u64(out, r->line, 0);
-	xs_buf_add(out, ": pid ");
-	xs_buf_u64(out, r->pid, 0);
-	xs_buf_add(out, ", seq ");
-	xs_buf_u64(out, r->seq, 0);
+	if (!r->line) {
+		/* a run (line 0): its first pid and run-wide window */
+		xs_buf_add(out, ": the run of pid ");
+		xs_buf_u64(out, r->pid, 0);
+		if (r->seq) {
+			xs_buf_add(out, ", run window ");
+			xs_buf_u64(out, r->seq, 0);
+		} else {
+			xs_buf_add(out, ", the whole run");
+		}
+	} else {
+		xs_buf_add(out, " line ");
+		xs_buf_u64(out, r->line, 0);
+		xs_buf_add(out, ": pid ");
+		xs_buf_u64(out, r->pid, 0);
+		xs_buf_add(out, ", seq ");
+		xs_buf_u64(out, r->seq, 0);
+	}
 	xs_buf_add(out, ", reason ");
 	xs_cli_text(out, r->reason, 0);
 	if (r->label) {
@@ -498,6 +553,10 @@ out_release:
 	xs_cli_buf_release(&out);
 	xs_record_release(&ra);
 	xs_record_release(&rb);
+	if (sa.run)
+		xs_tree_release(&sa.tree);
+	if (sb.run)
+		xs_tree_release(&sb.tree);
 	free(sa.path);
 	free(sb.path);
 	return status;

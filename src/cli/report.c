@@ -44,10 +44,18 @@
 #include "cli/diff.h"
 #include "cli/records.h"
 #include "cli/report.h"
+#include "cli/tree.h"
 
 static const char g_report_usage[] =
-	"usage: exitscope report [OPTIONS] FILE.jsonl\n"
+	"usage: exitscope report [OPTIONS] FILE.jsonl | RUN\n"
+	"  RUN (a run directory, its run.jsonl, or the run's pid with ./exitscope-PID/):\n"
+	"                   per run-wide window the tree's totals, programs, heaviest\n"
+	"                   processes and system calls; the process tree (text, --json,\n"
+	"                   or --html: the tree linked to each process, per window a\n"
+	"                   stacked chart per program and the merged flame graph)\n"
 	"  --json           print the table as one JSON object\n"
+	"  --summary        (RUN) the log's summary at the run's end: the tree's totals,\n"
+	"                   programs, top calls, and where the files are\n"
 	"  --compare A,B    after the table, compare windows A and B (seqs) as\n"
 	"                   'exitscope diff' does\n"
 	"  --html           write one self-contained HTML page instead: windows,\n"
@@ -268,12 +276,13 @@ int cmd_report(int argc, char **argv)
 		{ "html", no_argument, NULL, 'H' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "compare", required_argument, NULL, 'c' },
+		{ "summary", no_argument, NULL, 's' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct report rp = { .out = { .grow = xs_cli_buf_grow } };
 	struct xs_run run;
-	bool html = false, compare = false;
+	bool html = false, compare = false, summary = false;
 	uint64_t compare_seq[2];
 	const char *output = NULL;
 	int opt;
@@ -296,6 +305,9 @@ int cmd_report(int argc, char **argv)
 			}
 			compare = true;
 			break;
+		case 's':
+			summary = true;
+			break;
 		case 'h':
 			fputs(g_report_usage, stdout);
 			return xs_cli_finish_stdout();
@@ -309,6 +321,31 @@ int cmd_report(int argc, char **argv)
 	}
 	if ((html && (rp.json || compare)) || (output && !html)) {
 		xs_error("report: --html goes alone (with -o); --json and --compare are for the terminal");
+		return XS_EXIT_USAGE;
+	}
+	char run_file[8192];
+	if (xs_tree_find(argv[optind], run_file, sizeof(run_file))) {
+		/* a whole run: a run directory, a run file, or the run's pid */
+		if (compare || (summary && (rp.json || html))) {
+			xs_error("report: a run gives its text, --json, --html or --summary report, one at a "
+				 "time; --compare takes one process's FILE.jsonl");
+			return XS_EXIT_USAGE;
+		}
+		struct xs_tree tree;
+		int st = xs_tree_load(&tree, run_file);
+		if (st == XS_EXIT_OK && html)
+			st = xs_tree_report_html(&tree, output);
+		else if (st == XS_EXIT_OK) {
+			st = summary ? xs_tree_summary(&tree, &rp.out) : xs_tree_report(&tree, rp.json, &rp.out);
+			if (st == XS_EXIT_OK)
+				st = xs_cli_write_output("-", &rp.out);
+		}
+		xs_tree_release(&tree);
+		xs_cli_buf_release(&rp.out);
+		return st;
+	}
+	if (summary) {
+		xs_error("report: --summary is for a run (its directory or run file)");
 		return XS_EXIT_USAGE;
 	}
 	int status = xs_run_load(&run, argv[optind]);

@@ -38,7 +38,7 @@ static const char *const g_series_colours[SERIES_TOP + 1] = {
 };
 
 /* A decimal with thousands separators, for people. */
-static void add_count(struct xs_buf *out, uint64_t v)
+void xs_html_count(struct xs_buf *out, uint64_t v)
 {
 	char digits[32], text[48];
 	int n = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)v), k = 0;
@@ -119,12 +119,12 @@ static void windows_table(struct xs_buf *out, const struct xs_run *run)
 		     r->start_ns >= t0 ? seconds(r->start_ns - t0) : 0.0, seconds(xs_record_duration_ns(r)));
 		for (int k = 0; k < XS_REC_NSCALARS; k++) {
 			xs_buf_add(out, "<td class=\"n\">");
-			add_count(out, r->window.scalar[k]);
+			xs_html_count(out, r->window.scalar[k]);
 			xs_buf_add(out, "</td>");
 		}
 		xs_buf_add(out, "<td class=\"n\">");
 		if (profile_of(r))
-			add_count(out, profile_samples(r));
+			xs_html_count(out, profile_samples(r));
 		else
 			xs_buf_add(out, "\xe2\x80\x94");
 		xs_buf_add(out, "</td></tr>\n");
@@ -163,7 +163,7 @@ static void bar_panel(struct xs_buf *out, int x, const char *title, const struct
 		if (by_time)
 			xs_cli_addf(out, "%.3f ms", (double)v / 1e6);
 		else
-			add_count(out, v);
+			xs_html_count(out, v);
 		xs_buf_add(out, "</text></g>\n");
 	}
 }
@@ -200,7 +200,7 @@ static void thread_top_calls(struct xs_buf *out, const struct xs_json *sys)
 		xs_buf_add(out, k ? ", " : "");
 		xs_xml_text(out, calls[top[k]].name);
 		xs_buf_addc(out, '=');
-		add_count(out, calls[top[k]].calls);
+		xs_html_count(out, calls[top[k]].calls);
 	}
 	xs_buf_add(out, "</td>");
 	free(calls);
@@ -234,7 +234,7 @@ static void threads_table(struct xs_buf *out, const struct xs_record *r)
 		for (int i = 0; i < XS_REC_NSCALARS; i++) {
 			xs_buf_add(out, "<td class=\"n\">");
 			if (xs_json_u64(xs_json_get(win, g_xs_rec_scalar_names[i]), &v))
-				add_count(out, v);
+				xs_html_count(out, v);
 			xs_buf_add(out, "</td>");
 		}
 		thread_top_calls(out, xs_json_get(win, "syscalls"));
@@ -254,8 +254,8 @@ static void threads_table(struct xs_buf *out, const struct xs_record *r)
  */
 #define XS_REPORT_MAX_PROFILE_SIZE (4ull << 30)	/* ~650000 DWARF samples, minutes of perf script */
 
-static int profile_open(const struct xs_run *run, const struct xs_record *r, const char *file, const char **why,
-			char *msg, size_t msg_size)
+int xs_html_profile_open(const char *record_path, const struct xs_record *r, const char *file, const char **why,
+			 char *msg, size_t msg_size)
 {
 	char expected[64];
 	snprintf(expected, sizeof(expected), "exitscope-%llu-%llu.data", (unsigned long long)r->pid,
@@ -265,8 +265,8 @@ static int profile_open(const struct xs_run *run, const struct xs_record *r, con
 		*why = msg;
 		return -1;
 	}
-	const char *slash = strrchr(run->path, '/');
-	char *dir = slash ? strndup(run->path, (size_t)(slash - run->path) + 1) : strdup(".");
+	const char *slash = strrchr(record_path, '/');
+	char *dir = slash ? strndup(record_path, (size_t)(slash - record_path) + 1) : strdup(".");
 	if (!dir) {
 		*why = "out of memory";
 		return -1;
@@ -324,7 +324,7 @@ static void flame_graph(struct xs_buf *out, const struct xs_run *run, const stru
 	const char *file = xs_json_get(p, "file")->str, *why = NULL;
 	char msg[sizeof(((struct xs_fold *)0)->msg)];
 	struct xs_fold f;
-	int fd = profile_open(run, r, file, &why, msg, sizeof(msg));
+	int fd = xs_html_profile_open(run->path, r, file, &why, msg, sizeof(msg));
 	bool ok = xs_fold_init(&f, true) == 0;
 	xs_buf_add(out, "<div class=\"flame\">\n<h3>Profile ");
 	xs_xml_text(out, file);
@@ -430,9 +430,9 @@ static void window_sections(struct xs_buf *out, const struct xs_run *run)
 			xs_buf_add(out, "&rdquo;");
 		}
 		xs_cli_addf(out, ", %.6f s</h2>\n<p class=\"meta\">", seconds(xs_record_duration_ns(r)));
-		add_count(out, r->window.scalar[XS_REC_EXITS]);
+		xs_html_count(out, r->window.scalar[XS_REC_EXITS]);
 		xs_buf_add(out, " exits, ");
-		add_count(out, r->window.scalar[XS_REC_ENTERS]);
+		xs_html_count(out, r->window.scalar[XS_REC_ENTERS]);
 		xs_buf_add(out, " enters</p>\n");
 		syscall_chart(out, r);
 		threads_table(out, r);
@@ -638,7 +638,6 @@ static void add_script_json(struct xs_buf *out, struct xs_buf *json)
 int xs_report_html(const struct xs_run *run, const char *output)
 {
 	struct xs_buf out = { .grow = xs_cli_buf_grow };
-	char *made = NULL;
 	page_head(&out, run);
 	windows_table(&out, run);
 	time_series(&out, run);
@@ -651,24 +650,30 @@ int xs_report_html(const struct xs_run *run, const char *output)
 	xs_buf_add(&out, "<script>\n");
 	xs_buf_add(&out, g_asset_report_js);
 	xs_buf_add(&out, "</script>\n</body>\n</html>\n");
+	int status = xs_html_write(&out, output, run->path);
+	xs_cli_buf_release(&out);
+	return status;
+}
+
+int xs_html_write(struct xs_buf *out, const char *output, const char *jsonl)
+{
+	char *made = NULL;
 	if (!output) {
-		size_t n = strlen(run->path);
-		if (n > 6 && !strcmp(run->path + n - 6, ".jsonl"))
+		size_t n = strlen(jsonl);
+		if (n > 6 && !strcmp(jsonl + n - 6, ".jsonl"))
 			n -= 6;
 		made = malloc(n + 6);
 		if (!made) {
 			xs_error("out of memory");
-			xs_cli_buf_release(&out);
 			return XS_EXIT_DATA;
 		}
-		memcpy(made, run->path, n);
+		memcpy(made, jsonl, n);
 		strcpy(made + n, ".html");
 		output = made;
 	}
-	int status = xs_cli_write_output(output, &out);
+	int status = xs_cli_write_output(output, out);
 	if (status == XS_EXIT_OK && strcmp(output, "-"))
 		fprintf(stderr, "exitscope: wrote '%s'\n", output);
 	free(made);
-	xs_cli_buf_release(&out);
 	return status;
 }

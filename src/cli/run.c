@@ -21,11 +21,12 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 #include "cli/cli.h"
+#include "common/runfile.h"
 
 static const char g_run_usage[] =
 	"usage: exitscope run [OPTIONS] [--] PROGRAM [ARG...]\n"
-	"  -o, --output-dir DIR   where exitscope-PID.jsonl records go (default: .); a real,\n"
-	"                         writable directory (not /proc, sysfs or another pseudo filesystem)\n"
+	"  -o, --output-dir DIR   put the run's files in DIR, an existing, real, writable directory\n"
+	"                         (default: a new run directory ./exitscope-PID/)\n"
 	"  -n, --no-records       write no files: the windows go to the log only (not with -o or -p)\n"
 	"  -p, --profile          sample a CPU profile into exitscope-PID-N.data (perf.data) per window\n"
 	"  -F, --frequency HZ     samples per second of each thread's CPU time (default 199, at most 1000)\n"
@@ -34,6 +35,8 @@ static const char g_run_usage[] =
 	"  -i, --interval MS      also close a window every MS milliseconds\n"
 	"      --format FMT       text (default) | gramine | none: what the log shows\n"
 	"      --log FILE         write the log to FILE instead of the program's stderr\n"
+	"      --log-each         each process's blocks on the log at its exit, not only the\n"
+	"                         run's summary (a run of one process shows its block anyway)\n"
 	"      --no-fast-path     every call traps (Syscall User Dispatch); no site is rewritten\n"
 	"                         (also EXITSCOPE_FAST_PATH=off in exitscope's environment)\n"
 	"  -h, --help             this text\n"
@@ -283,6 +286,72 @@ static int check_output_dir(const char *dir, char *absdir)
 	return 0;
 }
 
+/*
+ * The run's place (DESIGN.md §3.10). Without -o, a new run directory
+ * ./exitscope-PID/ (PID: the program's, which is ours since we exec it),
+ * created here with mkdir, so that a name that exists, whatever it is
+ * (an earlier run, a planted symlink), is never written into; with -o DIR,
+ * the run file run-PID.jsonl beside the records in DIR. The run
+ * file is created O_EXCL and handed down as a descriptor, and so is the
+ * directory (opened without following a link): absdir becomes the run
+ * directory's path. 0, or -1 after saying why.
+ */
+static int open_run(const char *dir, char *absdir, int *dir_fd, int *run_fd, char *run_name, size_t size)
+{
+	int pid = (int)getpid();
+	char shown[PATH_MAX + 80];
+	if (!dir) {
+		char run_dir[64];
+		snprintf(run_dir, sizeof(run_dir), "exitscope-%d", pid);
+		snprintf(shown, sizeof(shown), "%s/%s", absdir, run_dir);
+		if (mkdir(run_dir, 0777) < 0) {
+			xs_error("run directory '%s': %s", run_dir,
+				 errno == EEXIST ? "it exists already (exitscope never writes into an existing name; "
+						   "move it away or give -o DIR)" : strerror(errno));
+			return -1;
+		}
+		*dir_fd = open(run_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW);
+		if (*dir_fd < 0) {
+			xs_error("run directory '%s': %s", run_dir, strerror(errno));
+			return -1;
+		}
+		if (strlen(shown) >= PATH_MAX) {
+			xs_error("run directory '%s': the path is too long", run_dir);
+			return -1;
+		}
+		strcpy(absdir, shown);
+		snprintf(run_name, size, "%s", XS_RUN_FILE);
+	} else {
+		*dir_fd = open(absdir, O_PATH | O_DIRECTORY);
+		if (*dir_fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+			fprintf(stderr, "exitscope: run file '%s/run-%d.jsonl': %s; this run has no run file\n", dir,
+				pid, strerror(errno));
+			return 0;
+		}
+		if (*dir_fd < 0) {
+			xs_error("output directory '%s': %s", dir, strerror(errno));
+			return -1;
+		}
+		snprintf(run_name, size, "run-%d.jsonl", pid);
+	}
+	*run_fd = openat(*dir_fd, run_name, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY, 0644);
+	if (*run_fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+		/* no descriptor to spare (ulimit -n): the program runs, its
+		 * records go by path as before the run file, without one */
+		fprintf(stderr, "exitscope: run file '%s/%s': %s; this run has no run file\n", dir ? dir : shown,
+			run_name, strerror(errno));
+		close(*dir_fd);
+		*dir_fd = -1;
+		return 0;
+	}
+	if (*run_fd < 0) {
+		xs_error("run file '%s/%s': %s", dir ? dir : shown, run_name,
+			 errno == EEXIST ? "it exists already (exitscope never overwrites a file)" : strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int set_env(const char *name, const char *value)
 {
 	if (setenv(name, value, 1) < 0) {
@@ -305,12 +374,13 @@ int cmd_run(int argc, char **argv)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "no-records", no_argument, NULL, 'n' },
 		{ "no-fast-path", no_argument, NULL, 'N' },
+		{ "log-each", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *dir = NULL, *format = "text", *log = NULL;
 	int ctl_signal = SIGUSR1;
-	bool profile = false, records = true;
+	bool profile = false, records = true, log_each = false;
 	/* the default can come from the environment, so that a whole test
 	 * suite runs once with the fast path and once without */
 	const char *fast_env = getenv("EXITSCOPE_FAST_PATH");
@@ -353,6 +423,9 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'N':
 			fast_path = false;
+			break;
+		case 'E':
+			log_each = true;
 			break;
 		case 'F': {
 			char *end;
@@ -421,6 +494,10 @@ int cmd_run(int argc, char **argv)
 	char absdir[PATH_MAX];
 	if (records && check_output_dir(dir ? dir : ".", absdir) < 0)
 		return XS_EXIT_OUTPUT;
+	int dir_fd = -1, run_fd = -1;
+	char run_name[64];
+	if (records && open_run(dir, absdir, &dir_fd, &run_fd, run_name, sizeof(run_name)) < 0)
+		return XS_EXIT_OUTPUT;
 	int log_fd = -1;
 	if (log && (log_fd = open_log(log)) < 0)
 		return XS_EXIT_OUTPUT;
@@ -460,9 +537,25 @@ int cmd_run(int argc, char **argv)
 	if (set_env("EXITSCOPE_PROFILE", profile ? call_graph : "off") || set_env("EXITSCOPE_FREQUENCY", num))
 		return XS_EXIT_INTERNAL;
 	static const char *const inner[] = { "EXITSCOPE_HANDOFF", "EXITSCOPE_DIR_FD", "EXITSCOPE_RECORD_FD",
-					     "EXITSCOPE_SIGMASK", "EXITSCOPE_TICK_SCALE", NULL };
+					     "EXITSCOPE_SIGMASK", "EXITSCOPE_TICK_SCALE", "EXITSCOPE_RUN", NULL };
 	for (int i = 0; inner[i]; i++)
 		unsetenv(inner[i]);	/* the runtime's own, between images */
+	if (run_fd >= 0) {
+		/* the binary, for the run's summary at the first process's end
+		 * (DESIGN.md §3.11): kept open, since the program may chroot */
+		int cli_fd = open("/proc/self/exe", O_PATH);
+		if (cli_fd >= 0 && cli_fd < 3) {	/* 0 says "none" to the runtime */
+			int high = fcntl(cli_fd, F_DUPFD, 3);
+			close(cli_fd);
+			cli_fd = high;
+		}
+		char run[PATH_MAX + 200];
+		snprintf(run, sizeof(run), "%d:%s:%d:%d:%d:%s", run_fd, run_name, (int)getpid(), log_each ? 1 : 0,
+			 cli_fd < 0 ? 0 : cli_fd, absdir);
+		snprintf(num, sizeof(num), "%d", dir_fd);
+		if (set_env("EXITSCOPE_RUN", run) || set_env("EXITSCOPE_DIR_FD", num))
+			return XS_EXIT_INTERNAL;
+	}
 
 	execv(path, prog_argv);
 	int err = errno;

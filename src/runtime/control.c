@@ -305,7 +305,7 @@ static void conn_run(struct conn *c)
 	if (r == -EINVAL) {
 		xs_buf_add(out, "error: unknown command '");
 		xs_buf_add(out, c->req);
-		xs_buf_add(out, "' (dump [LABEL], dump-json [LABEL] or reset)\n");
+		xs_buf_add(out, "' (dump [LABEL], dump-json [LABEL], reset, run-dump N [LABEL] or run-reset N)\n");
 	} else if (r < 0) {
 		xs_buf_add(out, "error: the record could not be written (kept in memory, retried at the next window)\n");
 	} else {
@@ -451,6 +451,22 @@ int xs_control_command(const char *line, const char *reason, struct xs_buf *out)
 	const char *label = NULL;
 	enum xs_show show;
 	size_t verb;
+	if (!strncmp(line, "run-dump ", 9) || !strncmp(line, "run-reset ", 10)) {
+		/* one process's part of a run-wide window N (common/runwin.c):
+		 * closed silently, the record carries N */
+		bool reset = line[4] == 'r';
+		const char *p = line + (reset ? 10 : 9);
+		uint64_t n = 0;
+		while (*p >= '0' && *p <= '9' && n < 0xffffffffULL)
+			n = n * 10 + (uint64_t)(*p++ - '0');
+		if (n == 0 || n >= 0xffffffffULL || (*p && (*p != ' ' || reset)))
+			return -EINVAL;
+		if (*p == ' ' && p[1])
+			label = p + 1;
+		uint32_t seq = g_proc->seq;
+		int r = xs_window_close_run(reason, label, (uint32_t)n, XS_SHOW_NONE);
+		return r < 0 ? r : (int)seq;
+	}
 	if (!strncmp(line, "dump", 4) && (line[4] == 0 || line[4] == ' ')) {
 		show = out ? XS_SHOW_TEXT : XS_SHOW_LOG;
 		verb = 4;
@@ -534,7 +550,11 @@ static int service_main(void *arg)
 			if (xs_sys4(SYS_rt_sigtimedwait, &set, NULL, &zero, 8) == g_ctl_sig)
 				g_ctl_pending = 1;
 		}
-		if (__atomic_exchange_n(&g_ctl_pending, 0, __ATOMIC_ACQ_REL) && g_ctl_sig)
+		/* the run's first process: a run-wide window (DESIGN.md §3.11),
+		 * or its own when it is in no run or another closer holds the
+		 * run file (waiting for it could wait for our own answer) */
+		if (__atomic_exchange_n(&g_ctl_pending, 0, __ATOMIC_ACQ_REL) && g_ctl_sig &&
+		    xs_run_signal_window() < 0)
 			xs_window_close("signal", NULL, NULL, NULL, XS_SHOW_LOG);
 		now = xs_now_mono();
 		if (xs_profiling() && now >= next_drain) {
@@ -635,6 +655,7 @@ int xs_control_start(void)
 	g_eventfd = xs_runtime_fd_adopt(xs_sys2(SYS_eventfd2, 0, EFD_CLOEXEC | EFD_NONBLOCK));
 	if (g_sockfd >= 0)
 		spare_reserve();
+	xs_run_process_start();	/* the socket is there: a run-wide window can reach us */
 
 	/* the first window's profile, before any program code can exit (in a
 	 * fork child this runs in the SIGSYS handler, on the program's stack) */

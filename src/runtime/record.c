@@ -7,6 +7,7 @@
  */
 #include <string.h>
 #include <sys/syscall.h>
+#include "common/stracetab.h"
 #include "runtime/runtime.h"
 
 static const char *call_name(long nr, char *tmp, size_t size)
@@ -138,6 +139,10 @@ static void format_json(struct xs_window *w, struct xs_buf *b)
 	} else {
 		xs_buf_add(b, "null");
 	}
+	if (w->run_window) {
+		xs_buf_add(b, ", \"run_window\": ");
+		xs_buf_u64(b, w->run_window, 0);
+	}
 	xs_buf_add(b, "}\n");
 }
 
@@ -156,21 +161,10 @@ static void text_row(struct xs_buf *b, const char *name, uint64_t window, uint64
 	xs_buf_addc(b, '\n');
 }
 
-static const char g_rule[] = "  ------ ----------- ----------- --------- --------- ----------------\n";
-
 static void syscall_row(struct xs_buf *b, uint64_t ns, uint64_t all_ns, uint64_t calls, uint64_t errors,
 			const char *name)
 {
-	uint64_t pct = all_ns ? (ns * 10000 + all_ns / 2) / all_ns : 0;
-	xs_buf_fixed(b, pct, 2, 8);
-	xs_buf_fixed(b, ns / 1000, 6, 12);
-	xs_buf_u64(b, calls ? ns / 1000 / calls : 0, 12);
-	xs_buf_u64(b, calls, 10);
-	if (errors)
-		xs_buf_u64(b, errors, 10);
-	else
-		xs_buf_add(b, "          ");
-	xs_buf_addc(b, ' ');
+	xs_strace_row(b, ns, all_ns, calls, errors);
 	xs_buf_add(b, name);
 	xs_buf_addc(b, '\n');
 }
@@ -198,14 +192,14 @@ static void format_syscall_table(struct xs_window *w, struct xs_buf *b)
 		w->order[i] = (uint16_t)nr;
 	}
 	xs_buf_add(b, "  % time   wall secs  usecs/call     calls    errors syscall      (this window; wall time, as strace -c -w)\n");
-	xs_buf_add(b, g_rule);
+	xs_buf_add(b, g_xs_strace_rule);
 	char tmp[32];
 	for (int i = 0; i < n; i++) {
 		const struct xs_syscall_count *s = &c->sys[w->order[i]];
 		syscall_row(b, call_ns(c, &w->total, w->order[i]), all_ns, s->calls, s->errors,
 			    call_name(w->order[i], tmp, sizeof(tmp)));
 	}
-	xs_buf_add(b, g_rule);
+	xs_buf_add(b, g_xs_strace_rule);
 	syscall_row(b, all_ns, all_ns, all_calls, all_errors, "total");
 }
 
@@ -230,7 +224,12 @@ static void format_text(struct xs_window *w, struct xs_buf *b)
 	xs_buf_u64(b, w->seq, 0);
 	xs_buf_add(b, ", ");
 	window_heading(w, b);
-	xs_buf_add(b, ") -----\n");
+	/* the program too: in a process tree the pid alone says little */
+	char comm[17];
+	xs_run_comm(comm);
+	xs_buf_add(b, "): ");
+	xs_buf_json_str(b, comm);
+	xs_buf_add(b, " -----\n");
 	xs_buf_add(b, "                          window         total\n");
 	text_row(b, "exits", w->window.exits, w->total.exits);
 	text_row(b, "  fast path", w->window.exits_fast, w->total.exits_fast);

@@ -82,6 +82,7 @@ static void read_config(void)
 	else if (!g_config.no_records)
 		g_dir_fd = xs_runtime_fd_adopt(xs_sys4(SYS_openat, AT_FDCWD, g_config.dir,
 						       O_PATH | O_DIRECTORY | O_CLOEXEC, 0));
+	xs_run_config(getenv(ENV_PREFIX "RUN"), getenv(ENV_PREFIX "HANDOFF") != NULL);
 	v = getenv(ENV_PREFIX "RECORD_FD");
 	if (v) {
 		/* same pid: the previous image's file (see xs_record_open) */
@@ -161,7 +162,8 @@ static void take_handoff(void)
 	g_proc->seq = (uint32_t)hdr.next_seq;
 	if (xs_append_record(g_proc->pid, json.data, hdr.json_size) < 0)
 		xs_log("exitscope: cannot write the stats record of the exec\n");
-	xs_log_buf(text.data, hdr.text_size);
+	if (xs_run_logs_blocks_of(g_proc->pid))	/* the others' only with --log-each */
+		xs_log_buf(text.data, hdr.text_size);
 out:
 	xs_buf_mmap_free(&json);
 	xs_buf_mmap_free(&text);

@@ -413,6 +413,7 @@ struct xs_window {
 	uint64_t start_ns, end_ns, duration_ns;
 	uint32_t nthreads;
 	uint32_t boundary;		/* marks the slots collected for it */
+	uint32_t run_window;		/* the run-wide window it closes, 0: none */
 	bool has_profile;
 	char profile_file[64];
 	uint64_t profile_samples;
@@ -455,6 +456,9 @@ enum xs_show {
  * only). 0 or a negative errno. */
 int xs_window_close(const char *reason, const char *label, const struct xs_counters *caller,
 		    struct xs_buf *out, enum xs_show show);
+/* The same for a run-wide window (run_window > 0: the record carries
+ * "run_window"), closed silently. */
+int xs_window_close_run(const char *reason, const char *label, uint32_t run_window, enum xs_show show);
 /* Append a record line to the process's file, after any earlier lines that
  * could not be written; what fails now is kept for the next try (window
  * lock held). 0 or a negative errno. */
@@ -503,6 +507,38 @@ int xs_control_rebind(void);
  * line) goes to out if not NULL, else to the log per --format. */
 int xs_control_command(const char *line, const char *reason, struct xs_buf *out);
 
+/* ---- run.c: the run file and run-wide windows from inside ---- */
+extern int g_run_fd, g_run_cli_fd;
+/* EXITSCOPE_RUN ("FD:NAME") as the runtime starts; after_exec: this image
+ * was exec'd by a process of the run. */
+void xs_run_config(const char *env, bool after_exec);
+/* Append EXITSCOPE_RUN=... (and its NUL) for an exec's environment. */
+void xs_run_env(struct xs_buf *b);
+/* This process (or image) starts: its start or exec line. */
+void xs_run_process_start(void);
+/* The status exit_group or the last thread's exit gives, for the end line. */
+void xs_run_note_exit(long status);
+/* The signal the process dies of (signals.c's die_of), for the end line. */
+void xs_run_note_signal(int sig);
+/* The last window w of this process was collected: its end line, then
+ * the log: text (w's block), or the run's summary (DESIGN.md §3.11).
+ * whole: false for a vfork child (which shares the parent's memory). */
+void xs_run_process_end(const struct xs_window *w, bool whole, const struct xs_buf *text);
+/* Does the log show pid's exec and exit blocks? (the run's first process,
+ * or every one with --log-each; DESIGN.md §3.11) */
+bool xs_run_logs_blocks_of(int pid);
+/* This process's comm (/proc/self/comm), for block headers. */
+void xs_run_comm(char comm[17]);
+/* Close a run-wide window in every live process of the run, this one
+ * first (reason "app"); returns when each has written its record. 0 or a
+ * negative errno (-ENOENT: not in a run). */
+int xs_run_window(const char *label, bool reset);
+/* The control signal in the run's first process: a run-wide window, its
+ * own block on the log (reason "signal"). -ENOENT when this process is not
+ * a run's first, -EWOULDBLOCK while another closer holds the run file:
+ * then the caller closes its own window. */
+int xs_run_signal_window(void);
+
 /* ---- creds.c: the service thread follows the program's credentials ---- */
 int xs_creds_init(void);
 /* Program thread t changed its credentials: have the service thread take
@@ -516,6 +552,11 @@ bool xs_devfile_path(const char *user_path);
 bool xs_devfile_owns(long fd);
 long xs_devfile_open(long flags);
 long xs_devfile_call(long nr, const long *a);
+/* dup/dup2/dup3/F_DUPFD: to is the file too if from is; a replaced number
+ * is no more. */
+void xs_devfile_dup(long from, long to);
+/* close_range closed [first, last]. */
+void xs_devfile_closed_range(unsigned long first, unsigned long last);
 
 /* The JSON entries (each after ", ") of threads reclaimed since the last
  * boundary: listed in the next record, as exited. */

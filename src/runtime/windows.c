@@ -409,6 +409,7 @@ int xs_window_write_record(int pid, struct xs_buf *json)
 }
 
 struct close_args {
+	uint32_t run_window;
 	const char *reason, *label;
 	const struct xs_counters *caller;
 	struct xs_buf *out;
@@ -422,6 +423,7 @@ static long close_locked(void *arg)
 	struct xs_window *w = xs_window_collect(self, c->reason, c->label, c->caller);
 	if (!w)
 		return -ENOMEM;
+	w->run_window = c->run_window;
 	g_json.len = g_text.len = 0;
 	g_json.failed = g_text.failed = false;
 	w->has_profile = xs_profile_close_window(w->profile_file, &w->profile_samples);
@@ -442,7 +444,16 @@ static long close_locked(void *arg)
 int xs_window_close(const char *reason, const char *label, const struct xs_counters *caller,
 		    struct xs_buf *out, enum xs_show show)
 {
-	struct close_args c = { reason, label, caller, out, show };
+	struct close_args c = { 0, reason, label, caller, out, show };
+	xs_window_lock();
+	int r = (int)xs_on_boundary_stack(close_locked, &c);
+	xs_window_unlock();
+	return r;
+}
+
+int xs_window_close_run(const char *reason, const char *label, uint32_t run_window, enum xs_show show)
+{
+	struct close_args c = { run_window, reason, label, NULL, NULL, show };
 	xs_window_lock();
 	int r = (int)xs_on_boundary_stack(close_locked, &c);
 	xs_window_unlock();

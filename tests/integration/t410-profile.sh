@@ -290,7 +290,7 @@ if [ "$(id -u)" = 0 ]; then
     else
       fail "full directory: the program completes, one message on the log" "status $rc, messages $msgs" "$(cat full.stdout full.stderr)" "$(grep '^exitscope' full.log)"
     fi
-    recs=$(cat "$full"/*.jsonl 2>/dev/null | wc -l)
+    recs=$(cat "$full"/exitscope-*.jsonl 2>/dev/null | wc -l)   # not the run file run-PID.jsonl
     lost_msgs=$(grep -c 'cannot write the stats record' full.log)
     blocks=$(grep -c '^----- exitscope stats' full.log)
     if [ "$blocks" = 4 ] && [ "$recs" = 4 ] && [ "$lost_msgs" = 0 ]; then

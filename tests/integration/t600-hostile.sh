@@ -106,7 +106,7 @@ expect_eq "planted log targets unchanged" "$before" "$(sha256sum <"$victim")"
 # --- a small alternate signal stack ---
 for mode in dump exit; do
   "$T/th_small_altstack" "$mode" >"$SCRATCH/native" 2>&1; nst=$?
-  (cd "$SCRATCH" && timeout -s KILL 20 "$XS" run --format none -- "$T/th_small_altstack" "$mode") >"$SCRATCH/xs" 2>&1
+  (cd "$SCRATCH" && timeout -s KILL 20 "$XS" run -o . --format none -- "$T/th_small_altstack" "$mode") >"$SCRATCH/xs" 2>&1
   xst=$?
   expect_eq "8 KiB alternate stack ($mode): status as natively ($nst)" "$nst" "$xst"
   expect_eq "8 KiB alternate stack ($mode): output as natively" "$(cat "$SCRATCH/native")" "$(cat "$SCRATCH/xs")"
@@ -116,7 +116,7 @@ done
 out=$SCRATCH/priv; mkdir -p "$out"; chmod 755 "$out"
 nob_uid=$(id -u nobody); nob_gid=$(id -g nobody)
 "$T/th_priv_server" "$nob_uid" "$nob_gid" 4 20000 | sort >"$SCRATCH/native"
-(cd "$out" && timeout -s KILL 120 "$XS" run --format none -- "$T/th_priv_server" "$nob_uid" "$nob_gid" 4 20000) \
+(cd "$out" && timeout -s KILL 120 "$XS" run -o . --format none -- "$T/th_priv_server" "$nob_uid" "$nob_gid" 4 20000) \
   2>"$SCRATCH/err" | sort >"$SCRATCH/xs"
 expect_eq "privilege drop: every worker finds no task that kept uid 0, groups or capabilities (as natively)" \
   "$(cat "$SCRATCH/native")" "$(cat "$SCRATCH/xs")"
@@ -133,7 +133,7 @@ expect_eq "privilege drop: nothing on the log" "" "$(cat "$SCRATCH/err")"
 # --- a program that uses Syscall User Dispatch itself ---
 "$T/th_sud_self" >"$SCRATCH/native" 2>&1; nst=$?
 d=$SCRATCH/sud; mkdir -p "$d"
-(cd "$d" && timeout -s KILL 20 "$XS" run --format none -- "$T/th_sud_self") >"$SCRATCH/xs" 2>"$SCRATCH/err"
+(cd "$d" && timeout -s KILL 20 "$XS" run -o . --format none -- "$T/th_sud_self") >"$SCRATCH/xs" 2>"$SCRATCH/err"
 xst=$?
 expect_eq "own dispatch: status as natively ($nst)" "$nst" "$xst"
 expect_eq "own dispatch: its handler emulates, its allowed calls run, as natively" "$(cat "$SCRATCH/native")" "$(cat "$SCRATCH/xs")"
@@ -148,7 +148,7 @@ for mode in kill exit thread; do
   "$T/th_seccomp_strict" "$mode" >"$SCRATCH/native" 2>/dev/null; nst=$?
   d=$SCRATCH/strict-$mode; mkdir -p "$d"
   start=$(date +%s)
-  (cd "$d" && exec timeout -s KILL 20 "$XS" run --format none -- "$T/th_seccomp_strict" "$mode") >"$SCRATCH/xs" 2>/dev/null
+  (cd "$d" && exec timeout -s KILL 20 "$XS" run -o . --format none -- "$T/th_seccomp_strict" "$mode") >"$SCRATCH/xs" 2>/dev/null
   xst=$?; took=$(($(date +%s) - start))
   expect_eq "strict seccomp ($mode): the process ends by itself, with the native status $nst" "$nst within 10 s" \
     "$xst within $([ "$took" -lt 10 ] && echo 10 || echo "$took") s"

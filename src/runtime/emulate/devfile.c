@@ -92,7 +92,9 @@ long xs_devfile_open(long flags)
 
 static bool valid_command(const char *line)
 {
-	return !strcmp(line, "reset") || !strcmp(line, "dump") || !strncmp(line, "dump ", 5);
+	return !strcmp(line, "reset") || !strcmp(line, "dump") || !strncmp(line, "dump ", 5) ||
+	       (g_run_fd >= 0 && (!strcmp(line, "run-reset") || !strcmp(line, "run-dump") ||
+				  !strncmp(line, "run-dump ", 9)));
 }
 
 /* A write: one or more command lines, all valid or none run. */
@@ -128,7 +130,10 @@ static long write_commands(const char *user, size_t n)
 		xs_block_all_signals(&old);
 		/* a record that could not be written yet is kept and retried:
 		 * the window did close */
-		xs_control_command(lines[i], "app", NULL);
+		if (!strncmp(lines[i], "run-", 4))
+			xs_run_window(lines[i][8] == ' ' ? lines[i] + 9 : NULL, lines[i][4] == 'r');
+		else
+			xs_control_command(lines[i], "app", NULL);
 		xs_restore_signals(&old);
 	}
 	return (long)n;
@@ -168,11 +173,62 @@ static long read_live(struct devfile *f, char *user, size_t n)
 	return (long)n;
 }
 
+/* Forget fd's entry (table lock held). */
+static void forget(struct devfile *f)
+{
+	xs_fd_watch(f->fd, false);
+	xs_buf_mmap_free(&f->out);
+	f->fd = -1;
+}
+
+/*
+ * The file under a new number: a shell's `echo dump > /dev/exitscope`
+ * opens it, dup2's it onto 1 and closes the original before it writes, so
+ * the copy is the file too. And a number that dup2/dup3 replaced, or that
+ * close_range closed, is the file no more.
+ */
+void xs_devfile_dup(long from, long to)
+{
+	if (to < 0 || from == to)
+		return;
+	sigset_t old;
+	lock(&old);
+	struct devfile *t = find(to), *f = NULL;
+	if (t)
+		forget(t);
+	if (find(from) && (f = find(-1))) {
+		f->fd = (int)to;
+		f->out = (struct xs_buf){ .grow = xs_buf_mmap_grow };
+		f->pos = 0;
+		xs_fd_watch((int)to, true);
+	}
+	unlock(&old);
+}
+
+void xs_devfile_closed_range(unsigned long first, unsigned long last)
+{
+	sigset_t old;
+	lock(&old);
+	for (int i = 0; i < MAX_OPEN; i++)
+		if (g_files[i].fd >= 0 && (unsigned long)g_files[i].fd >= first && (unsigned long)g_files[i].fd <= last)
+			forget(&g_files[i]);
+	unlock(&old);
+}
+
 long xs_devfile_call(long nr, const long *a)
 {
 	sigset_t old;
 	long r;
 	switch (nr) {
+	case SYS_dup:
+		r = xs_sys1(SYS_dup, a[0]);
+		xs_devfile_dup(a[0], r);
+		return r;
+	case SYS_fcntl:
+		r = xs_syscall6(nr, a[0], a[1], a[2], 0, 0, 0);
+		if (a[1] == F_DUPFD || a[1] == F_DUPFD_CLOEXEC)
+			xs_devfile_dup(a[0], r);
+		return r;
 	case SYS_write:
 		return write_commands((const char *)a[1], (size_t)a[2]);
 	case SYS_read:
@@ -184,11 +240,8 @@ long xs_devfile_call(long nr, const long *a)
 	case SYS_close:
 		lock(&old);
 		f = find(a[0]);
-		if (f) {
-			xs_fd_watch(f->fd, false);
-			xs_buf_mmap_free(&f->out);
-			f->fd = -1;
-		}
+		if (f)
+			forget(f);
 		unlock(&old);
 		return xs_sys1(SYS_close, a[0]);
 	}

@@ -70,7 +70,7 @@ static void add_var_u64(struct xs_buf *b, const char *name, uint64_t value)
  */
 int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int handoff_fd, uint64_t sigmask)
 {
-	enum { OURS = 17 };
+	enum { OURS = 18 };
 	long n = 0;
 	long ptr;
 	const char *preload = NULL;
@@ -147,6 +147,10 @@ int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int ha
 	offs[k++] = store->len;
 	xs_ticks_to_ns(0);	/* fixes the scale now if it is not yet */
 	add_var_u64(store, ENV_PREFIX "TICK_SCALE", xs_clock_scale());
+	if (g_run_fd >= 0) {
+		offs[k++] = store->len;
+		xs_run_env(store);
+	}
 	if (store->failed)
 		return -ENOMEM;
 

@@ -115,14 +115,15 @@ static void runtime_fd_moved(int from, int to)
 }
 
 /* In a fork child the runtime's descriptors are the parent's copies: the
- * log and the output directory are shared, the rest is closed (the child
+ * log, the output directory and the run file are shared, the rest is closed (the child
  * opens its own record file and service descriptors). */
 void xs_runtime_fds_reset(void)
 {
 	int keep = 0;
 	g_record_fd = -1;
 	for (int i = 0; i < g_runtime_fd_count; i++) {
-		if (g_runtime_fds[i] == g_config.log_fd || g_runtime_fds[i] == g_dir_fd) {
+		if (g_runtime_fds[i] == g_config.log_fd || g_runtime_fds[i] == g_dir_fd ||
+		    g_runtime_fds[i] == g_run_fd || g_runtime_fds[i] == g_run_cli_fd) {
 			g_runtime_fds[keep++] = g_runtime_fds[i];
 			continue;
 		}
@@ -141,7 +142,17 @@ long xs_fd_close(long fd)
 }
 
 /* close_range around the runtime's descriptors. */
+static long close_range_around(unsigned long first, unsigned long last, unsigned long flags);
+
 long xs_fd_close_range(unsigned long first, unsigned long last, unsigned long flags)
+{
+	long r = close_range_around(first, last, flags);
+	if (r == 0 && !(flags & CLOSE_RANGE_CLOEXEC))
+		xs_devfile_closed_range(first, last);	/* those numbers are /dev/exitscope no more */
+	return r;
+}
+
+static long close_range_around(unsigned long first, unsigned long last, unsigned long flags)
 {
 	unsigned long from = first;
 	if (first > last)
@@ -175,7 +186,10 @@ long xs_fd_dup_onto(long nr, const long *a)
 		if (moved >= 0)
 			runtime_fd_moved((int)a[1], (int)moved);
 	}
-	return xs_syscall6(nr, a[0], a[1], a[2], 0, 0, 0);
+	long r = xs_syscall6(nr, a[0], a[1], a[2], 0, 0, 0);
+	if (r >= 0 && (xs_fd_watched(a[0]) || xs_fd_watched(a[1])))
+		xs_devfile_dup(a[0], r);	/* /dev/exitscope under a new number */
+	return r;
 }
 
 /* The log, the output directory and the record file go through exec to
@@ -189,8 +203,9 @@ bool xs_record_fd_is_callers(void)
 
 void xs_runtime_fds_for_exec(bool keep)
 {
-	int fds[3] = { g_config.log_fd, g_dir_fd, xs_record_fd_is_callers() ? g_record_fd : -1 };
-	for (int i = 0; i < 3; i++)
+	int fds[5] = { g_config.log_fd, g_dir_fd, xs_record_fd_is_callers() ? g_record_fd : -1, g_run_fd,
+		       g_run_cli_fd };
+	for (int i = 0; i < 5; i++)
 		if (fds[i] >= 0)
 			xs_sys3(SYS_fcntl, fds[i], F_SETFD, keep ? 0 : FD_CLOEXEC);
 }

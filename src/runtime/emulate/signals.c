@@ -426,6 +426,7 @@ static void count_signal(struct xs_thread *t, int sig, const siginfo_t *info)
 static void die_of(struct xs_thread *t, int sig, siginfo_t *info, ucontext_t *uc)
 {
 	static int warned;
+	xs_run_note_signal(sig);	/* the run file's end line names it (run.c) */
 	if (t && xs_runtime_lock_held())
 		/* a fault inside the runtime: the lock's state is unknown, and
 		 * taking it again would hang the process with signals blocked */

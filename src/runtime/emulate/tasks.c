@@ -357,8 +357,7 @@ static long end_locked(void *arg)
 	int r = whole ? xs_window_write_record(w->pid, &json) : xs_append_record(w->pid, json.data, json.len);
 	if (json.failed || r < 0)
 		xs_warn_once(&warned, "exitscope: cannot write the stats record; it is lost with the process\n");
-	if (text.len)
-		xs_log_buf(text.data, text.len);
+	xs_run_process_end(w, whole, &text);	/* the end line; the block or the run's summary */
 	xs_window_commit(w);
 	xs_window_free(w);
 	xs_buf_mmap_free(&json);
@@ -433,10 +432,12 @@ void xs_task_exit_thread(struct xs_thread *t, long status)
 	xs_block_all_signals(&old);
 	xs_profile_thread_stop(t);
 	if (t->kind != XS_KIND_THREAD) {
+		xs_run_note_exit(status);
 		xs_process_end(t, "exit");	/* a vfork child */
 	} else if (xs_thread_retire(t) == 0) {
 		/* The last program thread: the process ends here, as it would
 		 * natively; exit_group also takes the service thread along. */
+		xs_run_note_exit(status);
 		xs_process_end(t, "exit");
 		for (;;)
 			xs_sys1(SYS_exit_group, status);
@@ -448,6 +449,7 @@ void xs_task_exit_thread(struct xs_thread *t, long status)
 
 void xs_task_exit_group(struct xs_thread *t, long status)
 {
+	xs_run_note_exit(status);
 	xs_process_end(t, "exit");
 	for (;;)
 		xs_sys1(SYS_exit_group, status);
