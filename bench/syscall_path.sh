@@ -68,7 +68,7 @@ done
 frame=$("$FLOOR" empty 1 2>&1 >/dev/null | sed -n 's/^sigframe_min_bytes //p')
 med() { tr ' ' '\n' <<<"${ns[$1]}" | grep . | sort -g | awk '{ v[NR] = $1 } END { printf "%.0f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 range() { tr ' ' '\n' <<<"${ns[$1]}" | grep . | sort -g | awk '{ v[NR] = $1 } END { printf "%.0f (%.0f–%.0f)", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR] }'; }
-m_nat=$(med native); m_empty=$(med empty); m_pass=$(med pass); m_xs=$(med xs)
+m_nat=$(med native); m_empty=$(med empty); m_pass=$(med pass); m_xsnf=$(med xsnf)
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f%%", 100 * a / b }'; }
 # dmed A B: median A - median B, signed
 dmed() { echo $(($(med "$1") - $(med "$2"))); }
@@ -94,8 +94,9 @@ pstat() {
     END { printf "%.2f %.2f\n", e / n, s / n }' "$VTMP/stat"
 }
 read -r e_nat s_nat < <(pstat "$LOOP" "$SP_N")
-read -r e_xs s_xs < <(pstat "$XS" run -o "$VTMP" --format none -- "$LOOP" "$SP_N")
-[ -n "${e_xs:-}" ] || die "syscall_path: perf stat gave no counts"
+read -r e_xs s_xs < <(pstat "$XS" run --no-fast-path -o "$VTMP" --format none -- "$LOOP" "$SP_N")
+read -r e_fp s_fp < <(pstat "$XS" run -o "$VTMP" --format none -- "$LOOP" "$SP_N")
+if [ -z "${e_xs:-}" ] || [ -z "${e_fp:-}" ]; then die "syscall_path: perf stat gave no counts"; fi
 hw=$(perf stat -x, -e cycles -- true 2>&1 >/dev/null | grep -c 'not supported' || true)
 hwnote="This VM has hardware counters."
 [ "$hw" -gt 0 ] && hwnote="This VM exposes no hardware counters (\`perf stat -e cycles\`: <not supported>), so the profile below samples \`cpu-clock\` (a software timer): samples land where interrupts are enabled, so time spent in the kernel's entry and exit paths (interrupts off) is credited to the first instruction after them, often a user-space one right after a return from the kernel."
@@ -110,7 +111,7 @@ perf report -i "$VTMP/perf.data" --comm getppid_loop --percentage relative --no-
 # parts of the path, by symbol
 parts=$(awk -F'\t' '
   function part(dso, sym) {
-    if (dso ~ /libexitscope/) return "exitscope handler (libexitscope.so)"
+    if (dso ~ /libexitscope/) return "exitscope (libexitscope.so: stub, trampoline, counting)"
     if (dso !~ /kernel/) return "program and libc (user space)"
     if (sym ~ /fpu|xsave|xrstor|fpstate|fpregs/) return "kernel: FPU state to and from the signal frame (xsave/xrstor)"
     if (sym ~ /sigreturn|restore_sigcontext/) return "kernel: rt_sigreturn, rest"
@@ -132,23 +133,26 @@ ns per call, median (min–max):
 | native (\`sud_floor native\`) | $(range native) | one kernel entry | $m_nat |
 | Syscall User Dispatch, empty handler (\`sud_floor empty\`) | $(range empty) | SIGSYS delivery + rt_sigreturn, no real call | $((m_empty - m_nat)) over native |
 | the same handler making the real call (\`sud_floor pass\`) | $(range pass) | + the real call from the allowed region | $((m_pass - m_empty)) |
-| \`exitscope run\` (\`getppid_loop\`) | $(range xs) | + exitscope's handler: counting, clocks, the runtime's checks | $((m_xs - m_pass)) |
-| \`exitscope run --no-fast-path\` (\`getppid_loop\`) | $(range xsnf) | every call trapped | $(dmed xsnf xs) over \`exitscope run\` |
+| \`exitscope run --no-fast-path\` (\`getppid_loop\`) | $(range xsnf) | every call trapped: + exitscope's handler (counting, clocks, the runtime's checks) | $(dmed xsnf pass) |
+| \`exitscope run\` (\`getppid_loop\`) | $(range xs) | the fast path: the site rewritten, no signal (steps below) | $(dmed xs native) over native |
 
 Exits that took the fast path: under \`exitscope run\` $(fast xs), under \`--no-fast-path\` $(fast xsnf).
 \`getppid_loop\` calls through \`syscall(2)\`, whose number is in a register
-(\`mov %rdi,%rax ... syscall\`), not in a \`mov \$NR,%eax\` right before the \`syscall\`.
+(\`mov %rdi,%rax ... mov 0x8(%rsp),%r9; syscall\`): the rewriter takes that site too, the
+number read at run time.
 
-Of exitscope's $((m_xs - m_nat)) ns over native per call, the kernel's SIGSYS delivery and sigreturn
-(the empty handler's cost over native) are $((m_empty - m_nat)) ns ($(pct $((m_empty - m_nat)) $((m_xs - m_nat)))), and exitscope's own handler is $((m_xs - m_pass)) ns ($(pct $((m_xs - m_pass)) $((m_xs - m_nat)))).
+When every call traps (\`--no-fast-path\`), of exitscope's $((m_xsnf - m_nat)) ns over native per call, the kernel's SIGSYS delivery and sigreturn
+(the empty handler's cost over native) are $((m_empty - m_nat)) ns ($(pct $((m_empty - m_nat)) $((m_xsnf - m_nat)))), and exitscope's own handler is $((m_xsnf - m_pass)) ns ($(pct $((m_xsnf - m_pass)) $((m_xsnf - m_nat)))).
+With the fast path, exitscope run costs $(dmed xs native) ns over native per call.
 The signal frame the kernel writes and reads back holds the FPU/AVX state:
 the kernel asks for at least $frame bytes of signal stack (AT_MINSIGSTKSZ) on this CPU.
 
 \`perf stat\` per \`getppid\` call: kernel entries (\`raw_syscalls:sys_enter\`; a call that
-Syscall User Dispatch traps is diverted before this tracepoint) natively $e_nat, under exitscope
-$e_xs (the real call and rt_sigreturn); signals delivered natively $s_nat, under exitscope $s_xs
-(SIGSYS). So each call enters the kernel three times instead of once: the trapped call, the real
-call, rt_sigreturn. On this VM (a PVM guest with page-table isolation, \`pti=on\`) a round trip into
+Syscall User Dispatch traps is diverted before this tracepoint) natively $e_nat, under
+\`--no-fast-path\` $e_xs (the real call and rt_sigreturn), under \`exitscope run\` $e_fp; signals
+delivered natively $s_nat, under \`--no-fast-path\` $s_xs (SIGSYS), under \`exitscope run\` $s_fp. So
+a trapped call enters the kernel three times instead of once (the trapped call, the real call,
+rt_sigreturn); a call through the fast path once. On this VM (a PVM guest with page-table isolation, \`pti=on\`) a round trip into
 the kernel is what a native \`getppid\` costs: about $m_nat ns.
 
 $hwnote
@@ -160,10 +164,10 @@ program thread's samples (comm \`getppid_loop\`) by part of the path:
 |---|---|
 $(awk -F'\t' '{ printf "| %s | %s |\n", $2, $1 }' <<<"$parts")
 
-Read with the caveat above: \`syscall\` (libc), \`xs_syscall6\` and \`xs_sigsys_handler\` each
-hold the first user instruction after a return from the kernel (after rt_sigreturn, after the
-real call, after the SIGSYS delivery), so part of their share is the kernel's exit path. The
-kernel's own largest part is saving and restoring the FPU/AVX state in the signal frame.
+Read with the caveat above: \`xs_prog_syscall_insn\` (the runtime's syscall instruction, in the
+allowed region) holds the first user instruction after the return from the kernel, so part of
+its share is the kernel's exit path; in \`xs_fast_call\` most samples sit right after its two
+\`rdtsc\`.
 
 Top symbols:
 
