@@ -34,11 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef PR_SET_SYSCALL_USER_DISPATCH
-#define PR_SET_SYSCALL_USER_DISPATCH 59
-#define PR_SYS_DISPATCH_OFF 0
-#define PR_SYS_DISPATCH_ON 1
-#endif
+#include "floor.h"
 
 long fp_site_raw(void), fp_in_region(void), fp_site_tramp(void), fp_site_count(void);
 long fp_raw6(long nr, long a0, long a1, long a2, long a3, long a4, long a5);
@@ -146,7 +142,6 @@ int main(int argc, char **argv)
 	struct timespec t0, t1;
 	long i, count, (*site)(void) = NULL;
 	int m = -1, sud;
-	double ns;
 
 	for (size_t k = 0; argc == 3 && k < sizeof(modes) / sizeof(modes[0]); k++)
 		if (!strcmp(argv[1], modes[k]))
@@ -181,8 +176,5 @@ int main(int argc, char **argv)
 			g_ctr.enters, count);
 		return 1;
 	}
-	ns = (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec);
-	if (printf("ns_per_call %.1f\n", ns / count) < 0 || fflush(stdout) != 0)
-		return 1;
-	return 0;
+	return print_ns_per_call(&t0, &t1, count);
 }

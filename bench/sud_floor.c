@@ -27,11 +27,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#ifndef PR_SET_SYSCALL_USER_DISPATCH
-#define PR_SET_SYSCALL_USER_DISPATCH 59
-#define PR_SYS_DISPATCH_OFF 0
-#define PR_SYS_DISPATCH_ON 1
-#endif
+#include "floor.h"
 #ifndef AT_MINSIGSTKSZ
 #define AT_MINSIGSTKSZ 51
 #endif
@@ -94,7 +90,6 @@ int main(int argc, char **argv)
 	struct kernel_sigaction sa;
 	long i, count;
 	int sud;
-	double ns;
 
 	if (argc != 3 || (count = strtol(argv[2], NULL, 10)) <= 0) {
 		fprintf(stderr, "usage: sud_floor native|empty|pass N\n");
@@ -125,9 +120,6 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (sud && raw_syscall6(SYS_prctl, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, 0, 0, 0, 0) != 0)
 		return 1;
-	ns = (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec);
 	fprintf(stderr, "sigframe_min_bytes %lu\n", getauxval(AT_MINSIGSTKSZ));
-	if (printf("ns_per_call %.1f\n", ns / count) < 0 || fflush(stdout) != 0)
-		return 1;
-	return 0;
+	return print_ns_per_call(&t0, &t1, count);
 }

@@ -61,3 +61,13 @@ golden() {
     fail "golden $name: exitscope $*" "$(diff -u "$G/$name.golden" "$got" 2>&1 | head -40)"
   fi
 }
+
+# redis_up PORT: until redis-server on PORT answers PING (up to 10 s).
+redis_up() {
+  local i
+  for ((i = 0; i < 100; i++)); do
+    [ "$(timeout 30 redis-cli -p "$1" ping 2>/dev/null)" = PONG ] && return 0
+    sleep 0.1
+  done
+  return 1
+}

@@ -47,12 +47,7 @@ mkdir -p "$dir"
 pid=$!
 file="$dir/exitscope-$pid.jsonl"
 cli() { timeout 30 redis-cli -p "$port" "$@"; }
-up=0
-for _ in $(seq 100); do
-  if [ "$(cli ping 2>/dev/null)" = PONG ]; then up=1; break; fi
-  sleep 0.1
-done
-if [ "$up" != 1 ]; then
+if ! redis_up "$port"; then
   fail "$name: redis-server answers under exitscope" "$(head -c 1000 "$dir.stderr")"
   kill -KILL "$pid" 2>/dev/null
   exit 0

@@ -30,12 +30,7 @@ port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 pid=$!
 d=exitscope-$pid
 cli() { timeout 30 redis-cli -p "$port" "$@"; }
-up=0
-for _ in $(seq 100); do
-  if [ "$(cli ping 2>/dev/null)" = PONG ]; then up=1; break; fi
-  sleep 0.1
-done
-if [ "$up" != 1 ]; then
+if ! redis_up "$port"; then
   fail "redis: redis-server answers under exitscope" "$(head -c 1000 redis.err)"
   kill -KILL "$pid" 2>/dev/null
   exit 0
