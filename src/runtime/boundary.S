@@ -37,7 +37,9 @@ xs_syscall6:
 
 /* long xs_syscall6_prog(...): the program's own call. A signal for the
  * program that interrupts it is seen at xs_prog_syscall_insn (the kernel
- * wound rip back to restart it) or right after it (signals.c). */
+ * wound rip back to restart it) or right after it (signals.c). rcx tells a
+ * rewound call from one not issued yet: the syscall instruction sets it to
+ * the address after itself, and it is 0 until then. */
 	.globl xs_syscall6_prog
 	.hidden xs_syscall6_prog
 	.globl xs_prog_syscall_insn
@@ -46,6 +48,7 @@ xs_syscall6:
 xs_syscall6_prog:
 	.cfi_startproc
 	C_ARGS_TO_SYSCALL
+	xorl %ecx, %ecx
 xs_prog_syscall_insn:
 	syscall
 	ret

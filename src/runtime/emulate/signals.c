@@ -599,7 +599,10 @@ static void signal_entry(int sig, siginfo_t *info, void *ctx)
 		*(uint64_t *)&uc->uc_sigmask |= bit;
 		t->held |= bit;
 		xs_sys4(SYS_rt_tgsigqueueinfo, xs_sys0(SYS_getpid), xs_sys0(SYS_gettid), sig, info);
-		if ((char *)r[REG_RIP] == xs_prog_syscall_insn) {
+		/* (at the instruction with rcx still 0: a signal that came
+		 * before the call was issued; it runs, then the signal) */
+		if ((char *)r[REG_RIP] == xs_prog_syscall_insn &&
+		    (char *)r[REG_RCX] == xs_prog_syscall_insn + 2) {
 			r[REG_RIP] += 2;
 			r[REG_RAX] = -XS_ERESTART;
 		}
