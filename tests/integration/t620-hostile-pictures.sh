@@ -99,20 +99,31 @@ for want in '<th_rust::Wrap<T> as core::fmt::Display>::fmt [th_rust]' 'th_rust::
 done
 
 # --- hostile names: symbols, threads, labels ---
-mkdir -p "$SCRATCH/h"
-"$XS" run -o "$SCRATCH/h" -p --format none -- "$T/th_hostile" 150 >"$SCRATCH/h.out" 2>&1
+# hostile_run: th_hostile under -p, its flame graphs and report, their titles
+hostile_run() {
+  rm -rf "$SCRATCH/h"; mkdir -p "$SCRATCH/h"
+  "$XS" run -o "$SCRATCH/h" -p --format none -- "$T/th_hostile" 150 >"$SCRATCH/h.out" 2>&1
+  j=("$SCRATCH"/h/exitscope-*.jsonl); jsonl=${j[0]}; pid=${jsonl##*/exitscope-}; pid=${pid%.jsonl}
+  for k in 0 1 2 3 4; do
+    "$XS" flame "$SCRATCH/h/exitscope-$pid-$k.data" -o "$SCRATCH/h$k.svg" 2>/dev/null
+    "$XS" flame -t --title "</text><script>window.xsPwned=7</script>&" "$SCRATCH/h/exitscope-$pid-$k.data" -o "$SCRATCH/h$k-t.svg" 2>/dev/null
+  done
+  "$XS" flame --diff -t "$SCRATCH/h/exitscope-$pid-0.data" "$SCRATCH/h/exitscope-$pid-4.data" -o "$SCRATCH/hdiff.svg" 2>/dev/null
+  "$XS" report --html "$jsonl" -o "$SCRATCH/h.html" 2>"$SCRATCH/h-report.err"
+  report_status=$?
+  for k in 0 1 2 3 4; do titles "$SCRATCH/h$k-t.svg"; done >"$SCRATCH/h.titles" 2>&1
+}
+hostile_run
+# A rare profiler bug: now and then the first window's profile resolves none of the main
+# thread's frames ([unknown] only). Said, and run once more; every check below is on that run.
+if ! grep -q 'xsPwned=1' "$SCRATCH/h.titles" && grep -qxF -- "[unknown] [th_hostile]" "$SCRATCH/h.titles"; then
+  echo "# hostile: window 0's profile resolved none of the main thread's frames ([unknown]): th_hostile runs once more"
+  hostile_run
+fi
 expect_eq "th_hostile ran under exitscope -p, five labelled windows" "hostile 5 phases" "$(cat "$SCRATCH/h.out")"
-j=("$SCRATCH"/h/exitscope-*.jsonl); jsonl=${j[0]}; pid=${jsonl##*/exitscope-}; pid=${pid%.jsonl}
-for k in 0 1 2 3 4; do
-  "$XS" flame "$SCRATCH/h/exitscope-$pid-$k.data" -o "$SCRATCH/h$k.svg" 2>/dev/null
-  "$XS" flame -t --title "</text><script>window.xsPwned=7</script>&" "$SCRATCH/h/exitscope-$pid-$k.data" -o "$SCRATCH/h$k-t.svg" 2>/dev/null
-done
-"$XS" flame --diff -t "$SCRATCH/h/exitscope-$pid-0.data" "$SCRATCH/h/exitscope-$pid-4.data" -o "$SCRATCH/hdiff.svg" 2>/dev/null
-"$XS" report --html "$jsonl" -o "$SCRATCH/h.html" 2>"$SCRATCH/h-report.err"
-expect_eq "hostile: report --html status 0, no warning" "0 " "$? $(grep -v "^exitscope: wrote" "$SCRATCH/h-report.err")"
+expect_eq "hostile: report --html status 0, no warning" "0 " "$report_status $(grep -v "^exitscope: wrote" "$SCRATCH/h-report.err")"
 xml_ok "hostile: every flame SVG (single, per thread, --title, diff) and the report's SVGs parse as XML" \
   "$SCRATCH"/h[0-4].svg "$SCRATCH"/h[0-4]-t.svg "$SCRATCH/hdiff.svg" "$SCRATCH/h.html"
-for k in 0 1 2 3 4; do titles "$SCRATCH/h$k-t.svg"; done >"$SCRATCH/h.titles" 2>&1
 for want in "</title><script>window.xsPwned=1:document.title='PWNED'</script> [th_hostile]" \
     "<img src=x onerror=\"window.xsPwned=2\"> '&amp:' \"q\" [th_hostile]" \
     "<!--]]><![CDATA[x]]>-->std::vector<int>::operator<< [th_hostile]" \
