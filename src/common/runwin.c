@@ -48,6 +48,49 @@ static struct xs_runwin_result *result_of(struct xs_runwin *rw, int pid)
 	return NULL;
 }
 
+/* /proc/net/unix into b (the control sockets' names and owners). */
+static void read_unix_list(xs_sys_fn sys, struct xs_buf *unix_list)
+{
+	unix_list->len = 0;
+	long ufd = sys(SYS_openat, AT_FDCWD, (long)"/proc/net/unix", O_RDONLY | O_CLOEXEC, 0, 0);
+	if (ufd >= 0) {
+		/* /proc files are read in order, not at offsets */
+		for (;;) {
+			if (unix_list->cap - unix_list->len < 65536 && unix_list->grow(unix_list, unix_list->len + 65536) < 0)
+				break;
+			long n = sys(SYS_read, ufd, (long)(unix_list->data + unix_list->len),
+				     (long)(unix_list->cap - unix_list->len), 0, 0);
+			if (n == -EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			unix_list->len += (size_t)n;
+		}
+		sys(SYS_close, ufd, 0, 0, 0, 0);
+	}
+}
+
+/* Is pid still running (not gone, not a zombie)? */
+static bool alive(xs_sys_fn sys, int pid)
+{
+	char path[64], st[256];
+	struct xs_buf b = { path, 0, sizeof(path), false, NULL };
+	xs_buf_add(&b, "/proc/");
+	xs_buf_u64(&b, (uint64_t)pid, 0);
+	xs_buf_add(&b, "/stat");
+	xs_buf_addc(&b, 0);
+	long fd = sys(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0);
+	if (fd < 0)
+		return false;
+	long n = sys(SYS_read, fd, (long)st, sizeof(st) - 1, 0, 0);
+	sys(SYS_close, fd, 0, 0, 0, 0);
+	if (n <= 0)
+		return false;
+	st[n] = 0;
+	const char *p = strrchr(st, ')');	/* "pid (comm) S ..." */
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
 /* Connect to pid's runtime from the candidates in /proc/net/unix, send cmd;
  * the socket or -errno (why says why for a refusal). */
 static long reach(struct xs_runwin *rw, const char *unix_list, size_t size, int pid, const char *cmd, size_t cmd_len,
@@ -252,22 +295,7 @@ int xs_runwin_close(struct xs_runwin *rw)
 		xs_buf_add(&cmd, rw->label);
 	}
 	xs_buf_addc(&cmd, '\n');
-	long ufd = sys(SYS_openat, AT_FDCWD, (long)"/proc/net/unix", O_RDONLY | O_CLOEXEC, 0, 0);
-	if (ufd >= 0) {
-		/* /proc files are read in order, not at offsets */
-		for (;;) {
-			if (unix_list.cap - unix_list.len < 65536 && unix_list.grow(&unix_list, unix_list.len + 65536) < 0)
-				break;
-			long n = sys(SYS_read, ufd, (long)(unix_list.data + unix_list.len),
-				     (long)(unix_list.cap - unix_list.len), 0, 0);
-			if (n == -EINTR)
-				continue;
-			if (n <= 0)
-				break;
-			unix_list.len += (size_t)n;
-		}
-		sys(SYS_close, ufd, 0, 0, 0, 0);
-	}
+	read_unix_list(sys, &unix_list);
 	if (cmd.failed || file.failed) {
 		r = -ENOMEM;
 		goto out_unlock;
@@ -288,6 +316,18 @@ int xs_runwin_close(struct xs_runwin *rw)
 			continue;
 		}
 		long fd = reach(rw, unix_list.data, unix_list.len, live[i], cmd.data, cmd.len, res->why, sizeof(res->why));
+		/* no listener: a process between the two images of an exec binds
+		 * its new socket within milliseconds; one that ended (or is a
+		 * zombie) since the run file named it has its exit record */
+		for (int tries = 0; fd == -ECONNREFUSED && alive(sys, live[i]) && tries < 50; tries++) {
+			struct timespec ms2 = { 0, 2000000 };
+			sys(SYS_nanosleep, (long)&ms2, 0, 0, 0, 0);
+			read_unix_list(sys, &unix_list);
+			fd = reach(rw, unix_list.data, unix_list.len, live[i], cmd.data, cmd.len, res->why,
+				   sizeof(res->why));
+		}
+		if (fd == -ECONNREFUSED && !alive(sys, live[i]))
+			fd = -ESRCH;
 		if (fd < 0) {
 			/* gone: it exited before the window reached it, so its
 			 * last window (exit) is in this run window */
