@@ -198,7 +198,10 @@ static void collect(struct xs_runwin *rw, struct pending *pend, struct pollfd *f
 					break;
 				}
 				long seq = answer_seq(q->tail, q->n);
-				rw->results[i].err = seq < 0 ? -EPROTO : 0;
+				/* closed with no word: the process went away (an exec or
+				 * exit closed its socket) before it answered; that image's
+				 * last record belongs to this window all the same */
+				rw->results[i].err = seq >= 0 ? 0 : q->n == 0 ? -ESRCH : -EPROTO;
 				rw->results[i].seq = seq < 0 ? 0 : (uint32_t)seq;
 				sys(SYS_close, q->fd, 0, 0, 0, 0);
 				q->fd = -1;

@@ -65,7 +65,8 @@ for _ in $(seq 100); do [ "$(grep -c '"event": "start"' "exitscope-$pid/run.json
 "$XS" dump "exitscope-$pid" warm >dump.out 2>dump.err
 st=$?
 touch stop; wait "$pid"
-check "dump RUN: status 0 and 'ok run window 1'" test "$st" = 0 -a "$(tail -n 1 dump.out | cut -d: -f1)" = "ok run window 1"
+if [ "$st" = 0 ] && [ "$(tail -n 1 dump.out | cut -d: -f1)" = "ok run window 1" ]; then ok "dump RUN: status 0 and 'ok run window 1'"
+else fail "dump RUN: status 0 and 'ok run window 1'" "status $st" "$(tail -n 3 dump.out)" "$(head -c 600 dump.err)"; fi
 n=$(grep -c '^process [0-9]*: window #' dump.out)
 check "dump RUN: at least the shell and its 3 subshells closed a window" test "$n" -ge 4
 bad=0
