@@ -113,23 +113,31 @@ static bool on_pidfs(xs_sys_fn sys, long fd, struct stat *st)
 	       sys(SYS_fstat, fd, (long)st, 0, 0, 0) == 0;
 }
 
-/* The effective uid of pid now, or -1. */
-static long current_euid(xs_sys_fn sys, int pid)
+long xs_ctl_read_proc(xs_sys_fn sys, int pid, const char *file, char *text, size_t size)
 {
-	char path[64], text[2048];
+	char path[64];
 	struct xs_buf b = { path, 0, sizeof(path), false, NULL };
 	xs_buf_add(&b, "/proc/");
 	xs_buf_u64(&b, (uint64_t)pid, 0);
-	xs_buf_add(&b, "/status");
+	xs_buf_addc(&b, '/');
+	xs_buf_add(&b, file);
 	xs_buf_addc(&b, 0);
 	long fd = sys(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0);
 	if (fd < 0)
-		return -1;
-	long n = sys(SYS_read, fd, (long)text, sizeof(text) - 1, 0, 0);
+		return fd;
+	long n = sys(SYS_read, fd, (long)text, (long)size - 1, 0, 0);
 	sys(SYS_close, fd, 0, 0, 0, 0);
-	if (n <= 0)
+	if (n >= 0)
+		text[n] = 0;
+	return n;
+}
+
+/* The effective uid of pid now, or -1. */
+static long current_euid(xs_sys_fn sys, int pid)
+{
+	char text[2048];
+	if (xs_ctl_read_proc(sys, pid, "status", text, sizeof(text)) <= 0)
 		return -1;
-	text[n] = 0;
 	const char *p = strstr(text, "\nUid:");
 	unsigned long real, eff;
 	if (!p)

@@ -51,4 +51,7 @@ bool xs_ctl_listener_is(xs_sys_fn sys, int fd, int pid, int target_pidfd, char *
  * second behind a full backlog: the connected socket (blocking,
  * close-on-exec) or a negative errno. */
 long xs_ctl_connect(xs_sys_fn sys, const char *name);
+/* Read /proc/PID/FILE (one read) into text, NUL-terminated: the bytes read
+ * or -errno. */
+long xs_ctl_read_proc(xs_sys_fn sys, int pid, const char *file, char *text, size_t size);
 #endif

@@ -73,20 +73,9 @@ static void read_unix_list(xs_sys_fn sys, struct xs_buf *unix_list)
 /* Is pid still running (not gone, not a zombie)? */
 static bool alive(xs_sys_fn sys, int pid)
 {
-	char path[64], st[256];
-	struct xs_buf b = { path, 0, sizeof(path), false, NULL };
-	xs_buf_add(&b, "/proc/");
-	xs_buf_u64(&b, (uint64_t)pid, 0);
-	xs_buf_add(&b, "/stat");
-	xs_buf_addc(&b, 0);
-	long fd = sys(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0);
-	if (fd < 0)
+	char st[256];
+	if (xs_ctl_read_proc(sys, pid, "stat", st, sizeof(st)) <= 0)
 		return false;
-	long n = sys(SYS_read, fd, (long)st, sizeof(st) - 1, 0, 0);
-	sys(SYS_close, fd, 0, 0, 0, 0);
-	if (n <= 0)
-		return false;
-	st[n] = 0;
 	const char *p = strrchr(st, ')');	/* "pid (comm) S ..." */
 	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
 }

@@ -332,7 +332,7 @@ unsigned long xs_gs_program_view(const struct xs_thread *t);
  * fast entry's own instructions, make ctx the program's context that the
  * fast call stands for (before the call, or after it), as if the signal
  * had come there. Returns true when ctx was changed. */
-bool xs_fast_normalize(struct xs_thread *t, int sig, ucontext_t *uc);
+bool xs_fast_normalize(struct xs_thread *t, ucontext_t *uc);
 /* A fault on a stub's %gs read: resume at its decline path. */
 bool xs_fast_fixup_fault(ucontext_t *uc);
 /* The thread is inside the fast entry's C code: the program's registers

@@ -559,7 +559,7 @@ static void signal_entry(int sig, siginfo_t *info, void *ctx)
 		return;
 	struct xs_thread *t = xs_self();
 	/* inside the fast entry's instructions: the program's context first */
-	xs_fast_normalize(t, sig, uc);
+	xs_fast_normalize(t, uc);
 	if (sig == g_ctl_sig) {
 		g_ctl_pending = 1;	/* for the service thread (see control.c) */
 		errno = saved_errno;

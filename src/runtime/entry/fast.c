@@ -153,10 +153,9 @@ static const struct xs_fast_frame *frame_of(const struct xs_thread *t)
 	return (const struct xs_fast_frame *)(t->fast_stack - sizeof(struct xs_fast_frame));
 }
 
-/* The context after the call: the program's registers from the frame. */
-static void after_call(struct xs_thread *t, greg_t *r, long rax, unsigned long rip)
+/* The program's registers the frame holds (arguments, rbp, rsp, RFLAGS). */
+static void frame_regs(const struct xs_fast_frame *f, greg_t *r)
 {
-	const struct xs_fast_frame *f = frame_of(t);
 	r[REG_RDI] = f->a[0];
 	r[REG_RSI] = f->a[1];
 	r[REG_RDX] = f->a[2];
@@ -166,6 +165,13 @@ static void after_call(struct xs_thread *t, greg_t *r, long rax, unsigned long r
 	r[REG_RBP] = (greg_t)f->rbp;
 	r[REG_RSP] = (greg_t)f->rsp;
 	r[REG_EFL] = (greg_t)f->flags;
+}
+
+/* The context after the call: the program's registers from the frame. */
+static void after_call(struct xs_thread *t, greg_t *r, long rax, unsigned long rip)
+{
+	const struct xs_fast_frame *f = frame_of(t);
+	frame_regs(f, r);
 	r[REG_RAX] = rax;
 	r[REG_RIP] = (greg_t)rip;
 	r[REG_RCX] = (greg_t)rip;
@@ -184,7 +190,7 @@ static void release_held(struct xs_thread *t, ucontext_t *uc)
 	}
 }
 
-bool xs_fast_normalize(struct xs_thread *t, int sig, ucontext_t *uc)
+bool xs_fast_normalize(struct xs_thread *t, ucontext_t *uc)
 {
 	greg_t *r = uc->uc_mcontext.gregs;
 	unsigned long ip = (unsigned long)r[REG_RIP], stub, site;
@@ -220,7 +226,6 @@ bool xs_fast_normalize(struct xs_thread *t, int sig, ucontext_t *uc)
 		after_call(t, r, r[REG_RAX], frame_of(t)->resume);
 	}
 	release_held(t, uc);
-	(void)sig;
 	return true;
 }
 
@@ -242,16 +247,8 @@ bool xs_fast_program_regs(const struct xs_thread *t, const ucontext_t *uc, greg_
 		return false;
 	const struct xs_fast_frame *f = frame_of(t);
 	memcpy(out, uc->uc_mcontext.gregs, sizeof(greg_t) * NGREG);
+	frame_regs(f, out);
 	out[REG_RIP] = (greg_t)(f->resume - 2);	/* the program's syscall */
-	out[REG_RSP] = (greg_t)f->rsp;
-	out[REG_RBP] = (greg_t)f->rbp;
 	out[REG_RAX] = f->nr;
-	out[REG_RDI] = f->a[0];
-	out[REG_RSI] = f->a[1];
-	out[REG_RDX] = f->a[2];
-	out[REG_R10] = f->a[3];
-	out[REG_R8] = f->a[4];
-	out[REG_R9] = f->a[5];
-	out[REG_EFL] = (greg_t)f->flags;
 	return true;
 }
