@@ -1,0 +1,3 @@
+module gostatic
+
+go 1.19
