@@ -26,6 +26,12 @@ The rule checked, per system call name and separately for calls and errors:
                    runtime's start-up, the loader's bookkeeping growing by a page) is
                    the preload footprint: printed, never allowed.
 
+A statically linked program runs under exitscope's loader (build/lib/exitscope-ld):
+in (c) its image is an execve of the loader, which maps the program, starts the
+runtime and switches dispatch on before the program's first instruction. So every
+call of such an image is the runtime's to count, and nothing is allowed for it
+(STATIC_UNDER_LOADER); it needs no twin in (a).
+
 Images are matched between (a) and (c) by path and occurrence (the 2nd exec of
 /usr/bin/sort in (c) with the 2nd in (a)). Fork and vfork children have no loader
 phase, so nothing is allowed for them.
@@ -62,6 +68,10 @@ INITIAL_EXECVE = {"execve": (1, 0)}
 # never lists them. Their counts are taken from the native run's trace lines instead
 # (strace -C prints the trace and the table).
 STRACE_NEVER_RETURNS = ("exit_group", "exit")
+
+# The loader that runs a statically linked program (an image of it in (c) is a static
+# program's image: nothing allowed, see the module's text).
+STATIC_LOADER = "exitscope-ld"
 
 DISPATCH_ON = re.compile(r"^prctl\((PR_SET_SYSCALL_USER_DISPATCH|0x3b|59), (PR_SYS_DISPATCH_ON|0x1|1)\b")
 LINE = re.compile(r"^(\d+)\s+(?:\[([0-9a-f]+)\] )?(.*)$")
@@ -310,6 +320,9 @@ def cmd_check(name, directory):
             notes.append(f"#   not under the runtime: pid {image['pid']} {image['path']}")
             continue
         under_runtime += 1
+        if os.path.basename(image["path"]) == STATIC_LOADER:
+            notes.append(f"#   STATIC_UNDER_LOADER pid {image['pid']} {image['path']}: nothing allowed")
+            continue
         k = seen[image["path"]] = seen.get(image["path"], -1) + 1
         twins = native_images.get(image["path"], [])
         if k >= len(twins):
