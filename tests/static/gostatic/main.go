@@ -29,7 +29,10 @@ func busy(wg *sync.WaitGroup, n *uint64) {
 	}
 }
 
-// hashWork: CPU time in a main.* function, for the profile.
+// hashWork: CPU time in a main.* function, for the profile (not inlined:
+// its frame must show).
+//
+//go:noinline
 func hashWork(rounds int) [32]byte {
 	sum := sha256.Sum256([]byte("exitscope"))
 	for i := 0; i < rounds*200000; i++ {
