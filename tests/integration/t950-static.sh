@@ -178,12 +178,15 @@ xs=$(cat "$dir"/records/exitscope-*.jsonl 2>/dev/null | jq -s '[.[].window.sysca
 expect_eq "t950 gostatic: getppid calls, exitscope = strace -f -c (1000)" "1000 1000" "$nat $xs"
 
 # A profile of the Go server: its windows' perf.data open in perf report
-# with Go's symbols, and perf script reads them.
+# with Go's symbols, and perf script reads them. -g fp: Go keeps frame
+# pointers and has no .eh_frame for -g dwarf's unwinder, so the call chains
+# (net/http's server and client frames above the leaf functions) come from
+# frame pointers; perf report --children lists every function on a chain.
 dir=$SCRATCH/go-profile; mkdir -p "$dir"
-in_dir "$dir" "$XS" run -p -o "$dir" --format none -- "$B/gostatic" 4 >"$dir/out" 2>"$dir/err"; st=$?
+in_dir "$dir" "$XS" run -p -g fp -o "$dir" --format none -- "$B/gostatic" 4 >"$dir/out" 2>"$dir/err"; st=$?
 data=$(ls "$dir"/exitscope-*-*.data 2>/dev/null)
 syms=
-for f in $data; do perf report --stdio --no-children -g none --sort sym -i "$f" 2>/dev/null; done >"$dir/report"
+for f in $data; do perf report --stdio --children -g none --sort sym -i "$f" 2>/dev/null; done >"$dir/report"
 for pat in 'main\.' 'runtime\.' 'net/http\.'; do grep -q "$pat" "$dir/report" && syms="$syms $pat"; done
 expect_eq "t950 gostatic -p: perf report shows main.*, runtime.* and net/http.* (status $st, files: $(echo "$data" | wc -w))" \
   ' main\. runtime\. net/http\.' "$syms"

@@ -24,18 +24,11 @@
 #define CALLS 1000
 
 static volatile sig_atomic_t g_got;
+static int g_done;	/* threads past their work, about to end */
 
 static void on_usr2(int sig)
 {
 	g_got += sig;
-}
-
-static void *worker(void *arg)
-{
-	long n = 0;
-	for (int i = 0; i < CALLS; i++)
-		n += syscall(SYS_getppid) > 0;
-	return (void *)n;
 }
 
 static void pause_ms(long ms)
@@ -43,6 +36,19 @@ static void pause_ms(long ms)
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
+}
+
+static void *worker(void *arg)
+{
+	long n = 0;
+	for (int i = 0; i < CALLS; i++)
+		n += syscall(SYS_getppid) > 0;
+	/* the threads end 40 ms apart, after the last one was created: musl
+	 * takes a lock to create and to end a thread, and waits on a futex
+	 * when it is contended (how often depends on timing) */
+	pause_ms(40 * (1 + (long)arg));
+	__atomic_add_fetch(&g_done, 1, __ATOMIC_RELEASE);
+	return (void *)n;
 }
 
 static int idle_until(const char *path)
@@ -78,12 +84,16 @@ int main(int argc, char **argv)
 
 	/* threads: a fixed number of calls each; the main thread lets them end
 	 * before joining, so that pthread_join does not wait on a futex (how
-	 * often it would depends on timing, and the counts must not) */
+	 * often it would depends on timing, and the counts must not): it spins
+	 * without a system call until each has said it is done, then gives
+	 * them 100 ms to finish ending */
 	pthread_t t[THREADS];
 	for (int i = 0; i < THREADS; i++)
-		if (pthread_create(&t[i], NULL, worker, NULL) != 0)
+		if (pthread_create(&t[i], NULL, worker, (void *)(long)i) != 0)
 			return 1;
-	pause_ms(300);
+	while (__atomic_load_n(&g_done, __ATOMIC_ACQUIRE) < THREADS)
+		;
+	pause_ms(100);
 	long total = 0;
 	for (int i = 0; i < THREADS; i++) {
 		void *r;
