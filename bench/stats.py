@@ -35,6 +35,8 @@ LABEL = {
 # metric -> (row label, unit, higher is better; None: no ratio, absolute only)
 METRICS = [
     ("startup", "start-up and exit (/bin/true)", "ms", None),
+    ("startup_static", "start-up and exit, static (cc -static true)", "ms", None),
+    ("startup_busybox", "start-up and exit, static (busybox true)", "ms", None),
     ("getppid", "getppid loop", "ns/call", False),
     ("pipe", "pipe write+read, 64 B", "ns/call", False),
     ("dd", "dd bs=512, %s MB" % os.environ.get("DD_MB", "200"), "s", False),
@@ -126,6 +128,44 @@ def native_cell(data, runs, metric, unit):
     return "%s %s" % (fmt(nat), unit)
 
 
+# start-up: a dynamically linked program against statically linked ones
+# (exitscope runs those through its loader)
+STARTUP = [("startup", "/bin/true (dynamic)"),
+           ("startup_static", "cc -static true (static, through exitscope-ld)"),
+           ("startup_busybox", "busybox true (static, through exitscope-ld)")]
+
+
+def startup_section(data, ran):
+    """Start-up and exit of programs that do nothing, dynamic and static, side by
+    side: native's median ms, then each exitscope variant's median ms and its
+    ratio to native (per round, median (min-max))."""
+    rows = [(m, label) for m, label in STARTUP if (m, "native") in data]
+    cols = [v for v in XS_VARIANTS if v in ran]
+    if len(rows) < 2 or not cols:
+        return []
+    out = ["", "### Start-up: dynamic and static programs", "",
+           "Wall milliseconds from outside of a program that does nothing, median over the rounds; beside",
+           "each exitscope variant its ratio to native, taken per round (median (min–max)). exitscope runs",
+           "a statically linked program through its loader, `build/lib/exitscope-ld`, which maps the",
+           "program and starts the runtime in place of `ld.so` and the preload.", "",
+           "| program | native | " + " | ".join(LABEL[v] for v in cols) + " |",
+           "|---|---|" + "---|" * len(cols)]
+    for metric, label in rows:
+        nat = data[(metric, "native")]
+        cells = []
+        for v in cols:
+            vals = data.get((metric, v), {})
+            rounds = [r for r in vals if r in nat and nat[r] > 0]
+            if not rounds:
+                cells.append("–")
+                continue
+            ratios = [vals[r] / nat[r] for r in rounds]
+            cells.append("%s ms, **%.2f** (%.2f–%.2f)" % (fmt(median([vals[r] for r in rounds])), median(ratios),
+                                                          min(ratios), max(ratios)))
+        out.append("| %s | %s ms | %s |" % (label, fmt(median(list(nat.values()))), " | ".join(cells)))
+    return out
+
+
 def main():
     samples_path, skipped_path, ratios_path = sys.argv[1:4]
     runs = load_exits(sys.argv[4] if len(sys.argv) > 4 else None)
@@ -209,6 +249,7 @@ def main():
         out.append("|---|" + "---|" * len(xs_ran))
         for k, label in keys:
             out.append("| %s | %s |" % (label, " | ".join(fast_cell(runs, k, v) for v in xs_ran)))
+    out.extend(startup_section(data, ran))
     tgt = [(m, l, u) for m, l, u, h in metrics if m in TARGETS and (m, "xs_med") in ratio]
     if tgt:
         cols = ["xsnf", "strace", "ptrace", "pstat", "precord"]
