@@ -24,7 +24,9 @@
 #define CALLS 1000
 
 static volatile sig_atomic_t g_got;
-static int g_done;	/* threads past their work, about to end */
+static int g_worked;		/* threads done with their calls */
+static int g_ending[THREADS];	/* thread i let go: it is ending */
+static int g_go[THREADS][2];	/* pipe: main lets thread i end */
 
 static void on_usr2(int sig)
 {
@@ -40,14 +42,14 @@ static void pause_ms(long ms)
 
 static void *worker(void *arg)
 {
-	long n = 0;
-	for (int i = 0; i < CALLS; i++)
+	long i = (long)arg, n = 0;
+	char c;
+	for (int k = 0; k < CALLS; k++)
 		n += syscall(SYS_getppid) > 0;
-	/* the threads end 40 ms apart, after the last one was created: musl
-	 * takes a lock to create and to end a thread, and waits on a futex
-	 * when it is contended (how often depends on timing) */
-	pause_ms(40 * (1 + (long)arg));
-	__atomic_add_fetch(&g_done, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&g_worked, 1, __ATOMIC_RELEASE);
+	if (read(g_go[i][0], &c, 1) != 1)
+		n = -1;
+	__atomic_store_n(&g_ending[i], 1, __ATOMIC_RELEASE);
 	return (void *)n;
 }
 
@@ -82,22 +84,34 @@ int main(int argc, char **argv)
 	if (argc == 3 && strcmp(argv[1], "wait") == 0)
 		return idle_until(argv[2]);
 
-	/* threads: a fixed number of calls each; the main thread lets them end
-	 * before joining, so that pthread_join does not wait on a futex (how
-	 * often it would depends on timing, and the counts must not): it spins
-	 * without a system call until each has said it is done, then gives
-	 * them 100 ms to finish ending */
+	/* threads: a fixed number of calls each, and the same calls to end
+	 * whatever the timing. The main thread lets them end one at a time and
+	 * joins each once it has ended: musl takes a lock to create and to end
+	 * a thread, and pthread_join waits on a futex for a thread still
+	 * running, each a call or not depending on timing. It waits without a
+	 * system call (spinning) for the threads' flags, and 50 ms for a thread
+	 * that raised its flag to be gone. */
 	pthread_t t[THREADS];
+	for (int i = 0; i < THREADS; i++)
+		if (pipe(g_go[i]) != 0)
+			return 1;
 	for (int i = 0; i < THREADS; i++)
 		if (pthread_create(&t[i], NULL, worker, (void *)(long)i) != 0)
 			return 1;
-	while (__atomic_load_n(&g_done, __ATOMIC_ACQUIRE) < THREADS)
+	while (__atomic_load_n(&g_worked, __ATOMIC_ACQUIRE) < THREADS)
 		;
-	pause_ms(100);
+	pause_ms(50);
 	long total = 0;
 	for (int i = 0; i < THREADS; i++) {
 		void *r;
+		if (write(g_go[i][1], "x", 1) != 1)
+			return 1;
+		while (!__atomic_load_n(&g_ending[i], __ATOMIC_ACQUIRE))
+			;
+		pause_ms(50);
 		pthread_join(t[i], &r);
+		close(g_go[i][0]);
+		close(g_go[i][1]);
 		total += (long)r;
 	}
 	printf("threads: %d x %d getppid, %ld answered\n", THREADS, CALLS, total);
