@@ -142,8 +142,9 @@ compare bash-static-shebang "$SCRATCH/script.sh" c
 # timeout's, which forks the watcher) has a start event without exe and argv,
 # as the runtime writes it for any program (src/runtime/run.c).
 dir=$SCRATCH/cmp-busybox-chain
-run=$(ls "$dir"/records/run-*.jsonl 2>/dev/null | head -n 1)
-if [ -n "$run" ]; then
+runs=("$dir"/records/run-*.jsonl)
+run=${runs[0]}
+if [ -f "$run" ]; then
   problems=$(jq -rs '
     (map(select(.event == "start" or .event == "exec")) | group_by(.pid) | map(.[0].pid)) as $born
     | (map(select(.event == "end")) | map(.pid)) as $ended
@@ -259,7 +260,12 @@ touch "$d/stop"; wait "$xs_pid"; st=$?
 expect_eq "t950 windows: the static program ends as natively, its last record is its exit" "0 waited: yes exit" \
   "$st $(cat "$d/out") $(tail -n 1 "$file" 2>/dev/null | jq -r .reason)"
 mkdir -p "$d/devfile"
+# (we are root: a write that missed the emulation would create /dev/exitscope)
+had_devfile=no; [ -e /dev/exitscope ] && had_devfile=yes
 got=$(cd "$d" && "$XS" run -o "$d/devfile" --format none -- /bin/busybox sh -c 'echo "dump from-busybox" > /dev/exitscope; echo done' 2>&1; echo "st=$?")
-expect_eq "t950 windows: busybox sh's echo > /dev/exitscope goes to exitscope, not the file system" "done st=0" "$(echo $got)"
+made=no
+if [ "$had_devfile" = no ] && [ -e /dev/exitscope ]; then made=yes; rm -f /dev/exitscope; fi
+expect_eq "t950 windows: busybox sh's echo > /dev/exitscope goes to exitscope, not the file system" "done st=0 created=no" \
+  "$(tr '\n' ' ' <<<"$got")created=$made"
 expect_eq "t950 windows: ... and closes a window with its label" "app:from-busybox exit:-" \
   "$(jq -r '"\(.reason):\(.label // "-")"' "$d"/devfile/exitscope-*.jsonl 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
