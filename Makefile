@@ -29,6 +29,9 @@ TARGET_SRC  := $(wildcard tests/targets/*.c)
 UNIT_SRC    := $(wildcard tests/unit/*.c)
 
 RUNTIME_OBJ := $(patsubst %,$(O)/rt/%.o,$(RUNTIME_SRC) $(COMMON_SRC))
+# exitscope-ld: the loader for static programs, with the same runtime objects
+LOADER_SRC  := $(wildcard src/loader/*.c src/loader/*.S)
+LOADER_OBJ  := $(patsubst %,$(O)/rt/%.o,$(LOADER_SRC))
 CLI_OBJ     := $(patsubst %,$(O)/cli/%.o,$(CLI_SRC) $(COMMON_SRC))
 TARGETS     := $(patsubst tests/targets/%.c,$(O)/targets/%,$(TARGET_SRC))
 TF_LIBS     := $(O)/targets/tf_dl_a.so $(O)/targets/tf_dl_b.so
@@ -36,7 +39,7 @@ UNITS       := $(patsubst tests/unit/%.c,$(O)/unit/%,$(UNIT_SRC))
 GEN         := $(O)/gen/syscall_table.h
 ASSETS      := $(wildcard src/cli/assets/*)
 
-all: $(O)/exitscope $(O)/lib/libexitscope.so $(O)/demo/demo $(TARGETS) $(TF_LIBS) $(UNITS)
+all: $(O)/exitscope $(O)/lib/libexitscope.so $(O)/lib/exitscope-ld $(O)/demo/demo $(TARGETS) $(TF_LIBS) $(UNITS)
 
 $(GEN): scripts/gen-syscall-table.sh
 	@mkdir -p $(dir $@)
@@ -59,6 +62,11 @@ $(O)/cli/%.c.o: %.c $(GEN) $(O)/gen/assets.h
 $(O)/lib/libexitscope.so: $(RUNTIME_OBJ) src/runtime/exports.map
 	@mkdir -p $(dir $@)
 	$(CC) $(RT_LDFLAGS) -o $@ $(RUNTIME_OBJ) -nostartfiles
+
+# A static-pie that relocates itself (src/loader/loader.c) and needs no libc.
+$(O)/lib/exitscope-ld: $(LOADER_OBJ) $(RUNTIME_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -static-pie -nostdlib -Wl,-z,now -Wl,-z,noexecstack -o $@ $(LOADER_OBJ) $(RUNTIME_OBJ) -lgcc
 
 $(O)/exitscope: $(CLI_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) -lm

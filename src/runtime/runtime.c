@@ -16,7 +16,7 @@
 #include <asm/prctl.h>
 #include "runtime/runtime.h"
 
-struct xs_config g_config = { .log_fd = -1 };
+struct xs_config g_config = { .log_fd = -1, .exe_fd = -1 };
 
 #define ENV_PREFIX "EXITSCOPE_"
 

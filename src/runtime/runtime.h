@@ -572,8 +572,19 @@ void xs_window_format(struct xs_window *w, struct xs_buf *json, struct xs_buf *t
 void xs_window_format_text(struct xs_window *w, struct xs_buf *text);
 
 /* ---- runtime.c: configuration, files, the log ---- */
+/* Every variable the runtime reads or passes on starts so; the program
+ * never sees them. */
+#define XS_ENV_PREFIX "EXITSCOPE_"
+
+/* How exitscope-ld (src/loader/) hands the runtime a program it loaded. */
+struct xs_launch {
+	int exe_fd;			/* the program's file */
+	void *auxv;			/* the program's auxv (Elf64_auxv_t[]) */
+};
 struct xs_config {
 	char lib[4096];
+	char loader[4096];		/* exitscope-ld, for static programs */
+	int exe_fd;			/* loaded by exitscope-ld: the program's file, else -1 */
 	char dir[4096];
 	char preload_orig[4096];
 	bool have_preload_orig;
@@ -627,8 +638,25 @@ void xs_runtime_fds_reset(void);
 long xs_fd_close(long fd);
 long xs_fd_close_range(unsigned long first, unsigned long last, unsigned long flags);
 long xs_fd_dup_onto(long nr, const long *a);
-int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int handoff_fd, uint64_t sigmask);
+/* What an exec passes on to the new image: to the runtime preloaded into
+ * it, or to exitscope-ld with the program it is to load (its path as the
+ * caller gave it, and the file checked: exe_fd). */
+struct xs_exec_target {
+	bool loader;
+	const char *exe_path;		/* the program's string: read with xs_copy_user */
+	int exe_fd;
+};
+int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int handoff_fd, uint64_t sigmask,
+		const struct xs_exec_target *target);
 long xs_high_fd_base(void);
+/* emulate/self_exe.c: the program exitscope-ld loaded, as it sees itself.
+ * Is the program's string one of the paths of its own executable? */
+bool xs_self_exe_path(const char *user_path);
+/* readlink/readlinkat of such a path: true, with *ret, when answered. */
+bool xs_self_exe_readlink(long nr, const long *a, long *ret);
+/* The process's executable as /proc/self/exe would name it (the program's
+ * under exitscope-ld), NUL-terminated; the length or a negative errno. */
+long xs_self_exe(char *buf, size_t size);
 /* Syscalls whose first argument is a file descriptor. */
 bool xs_fd_first_arg(long nr);
 void xs_runtime_fds_for_exec(bool keep);

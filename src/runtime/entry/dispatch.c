@@ -257,6 +257,11 @@ static enum xs_outcome run_call(struct xs_thread *t, long nr, long *a, ucontext_
 			return XS_RETURNED;
 		}
 		break;
+	case SYS_readlink:
+	case SYS_readlinkat:
+		if (xs_self_exe_readlink(nr, a, ret))
+			return XS_RETURNED;
+		break;
 	case SYS_seccomp:
 	case SYS_prctl:
 		if (enters_strict_mode(nr, a)) {
