@@ -102,7 +102,7 @@ const char *xs_control_signal_name(void)
 		return names[sig];
 	struct xs_buf b = { name, 0, sizeof(name), false, NULL };
 	xs_buf_add(&b, "SIGRTMIN+");
-	xs_buf_u64(&b, (uint64_t)(sig - SIGRTMIN), 0);
+	xs_buf_u64(&b, (uint64_t)(sig - XS_SIGRTMIN), 0);
 	xs_buf_addc(&b, 0);
 	return name;
 }

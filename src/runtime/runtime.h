@@ -17,11 +17,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 #include <ucontext.h>
 #include "common/buf.h"
 #include "common/counters.h"
 #include "common/syscalls.h"
 #include "runtime/entry/offsets.h"
+#include "runtime/freestanding.h"
 
 #define XS_LIKELY(x) __builtin_expect(!!(x), 1)
 #define XS_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -299,8 +301,19 @@ int xs_dispatch_enable(void);
 /* ---- call.c, call.h: what decides and counts a call, for both entries ---- */
 void xs_call_init(void);
 
+/* ---- runtime.c: start-up ---- */
+/* Start the runtime in this process: configuration, counters, handlers,
+ * the service thread. envp: the process's initial environment array, with
+ * the auxiliary vector after its NULL (or NULL: no configuration, no auxv).
+ * Failures are said on the log; the program then runs unobserved. */
+void xs_runtime_start(char **envp);
+
 /* ---- clock.c: the time of a call, in TSC ticks ---- */
+/* Find the vDSO's clock (before the first read) and the tick scale. */
 int xs_clock_init(void);
+/* clock_gettime without the C library: 0 or a negative errno (no errno
+ * set); safe in any handler, and before xs_clock_init (the system call). */
+int xs_clock_gettime(clockid_t clock, struct timespec *ts);
 static inline uint64_t xs_ticks(void)
 {
 	extern bool g_ticks_are_ns;
@@ -488,6 +501,10 @@ void xs_profile_open_window(uint32_t seq);
 bool xs_profile_close_window(char name[64], uint64_t *samples);
 
 /* ---- control.c: the service thread ---- */
+/* glibc's SIGRTMIN (the kernel's 32 and 33 are glibc's own, for threads),
+ * a constant here: the runtime calls no glibc function, and the CLI parses
+ * "SIGRTMIN+N" with glibc's value, so both agree. */
+#define XS_SIGRTMIN 34
 extern int g_ctl_sig;
 extern volatile int g_ctl_pending;
 extern int g_service_tid;
