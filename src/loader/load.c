@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include "loader/loader.h"
+#include "runtime/freestanding.h"
 #include "runtime/runtime.h"
 
 #define PAGE 4096UL

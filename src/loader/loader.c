@@ -25,6 +25,7 @@
 #include <sys/syscall.h>
 #include <linux/prctl.h>
 #include "loader/loader.h"
+#include "runtime/freestanding.h"
 #include "runtime/runtime.h"
 
 #define ENV_EXE "EXITSCOPE_EXE="
@@ -405,7 +406,7 @@ static unsigned long stat_field(int n)
 	for (int field = 2; field < n && *p; p++)
 		if (*p == ' ')
 			field++;
-	return strtoul(p, NULL, 10);
+	return xs_strtoul(p, NULL, 10);
 }
 
 /* Tell the kernel where the program's code, data, arguments, environment
@@ -424,7 +425,7 @@ static bool set_memory_map(const struct xs_ld_program *p, const struct new_stack
 		.arg_end = st->arg_end,
 		.env_start = st->env_start,
 		.env_end = st->env_end,
-		.auxv = (uint64_t *)st->auxv,
+		.auxv = (__u64 *)st->auxv,
 		.auxv_size = (uint32_t)(st->nauxv * sizeof(Elf64_auxv_t)),
 		.exe_fd = (uint32_t)-1,
 	};
@@ -447,7 +448,7 @@ void xs_loader_main(long *sp)
 
 	int fd;
 	if (exe_fd) {
-		fd = (int)strtol(exe_fd, NULL, 10);
+		fd = (int)xs_strtol(exe_fd, NULL, 10);
 		xs_sys3(SYS_fcntl, fd, F_SETFD, FD_CLOEXEC);
 	} else {
 		fd = open_executable(exe);

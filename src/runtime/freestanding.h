@@ -51,11 +51,12 @@ unsigned long long xs_strtoull(const char *s, char **end, int base);
  * stack, which clean_environment edits in place); NULL when unknown. */
 extern char **g_envp;
 
-/* Take envp as g_envp and copy the auxiliary vector that follows its NULL
- * (the kernel's layout of the initial stack). envp must be that array
- * (what ld.so passes to an ELF constructor, or the loader's own) or NULL;
+/* Take envp as g_envp and copy the auxiliary vector: auxv, or when NULL
+ * the one that follows envp's NULL (the kernel's layout of the initial
+ * stack). envp must be that array (what ld.so passes to an ELF
+ * constructor) or the loader's copy of exitscope's variables, or NULL;
  * call before anything edits it. */
-void xs_env_capture(char **envp);
+void xs_env_capture(char **envp, const void *auxv);
 
 /* The value of the variable name in g_envp, or NULL. */
 const char *xs_getenv(const char *name);

@@ -22,7 +22,7 @@ char **g_envp;
 static unsigned long g_auxv[AUXV_MAX][2];
 static unsigned g_auxv_count;
 
-void xs_env_capture(char **envp)
+void xs_env_capture(char **envp, const void *auxv)
 {
 	char **p = envp;
 
@@ -32,7 +32,9 @@ void xs_env_capture(char **envp)
 		return;
 	while (*p)
 		p++;
-	for (const unsigned long *a = (const unsigned long *)(p + 1); a[0] != AT_NULL && g_auxv_count < AUXV_MAX;
+	if (!auxv)
+		auxv = p + 1;
+	for (const unsigned long *a = auxv; a[0] != AT_NULL && g_auxv_count < AUXV_MAX;
 	     a += 2) {
 		g_auxv[g_auxv_count][0] = a[0];
 		g_auxv[g_auxv_count][1] = a[1];

@@ -17,7 +17,7 @@
 
 struct xs_config g_config = { .log_fd = -1, .exe_fd = -1 };
 
-#define ENV_PREFIX "EXITSCOPE_"
+#define ENV_PREFIX XS_ENV_PREFIX
 
 /* ---- start-up ---- */
 
@@ -61,6 +61,7 @@ static void read_config(void)
 {
 	const char *v;
 	copy_env(g_config.lib, sizeof(g_config.lib), ENV_PREFIX "LIB");
+	copy_env(g_config.loader, sizeof(g_config.loader), ENV_PREFIX "LD");
 	copy_env(g_config.dir, sizeof(g_config.dir), ENV_PREFIX "DIR");
 	copy_env(g_config.preload_orig, sizeof(g_config.preload_orig), ENV_PREFIX "PRELOAD_ORIG");
 	g_config.have_preload_orig = xs_getenv(ENV_PREFIX "PRELOAD_ORIG") != NULL;
@@ -118,7 +119,7 @@ static void read_config(void)
 		g_record_fd = xs_runtime_fd_adopt(xs_strtol(v, NULL, 10));
 		g_record_pid = (int)xs_sys0(SYS_getpid);
 	}
-	if (!g_config.lib[0]) {
+	if (!g_config.lib[0] && !g_config.loader[0]) {
 		/* preloaded by hand: find ourselves, to follow execs */
 		find_own_file(g_config.lib, sizeof(g_config.lib));
 	}
@@ -208,11 +209,15 @@ static void restore_program_mask(const char *mask)
 }
 
 /* Everything start-up does, with the process's initial environment array
- * (its auxiliary vector follows it): from xs_start when preloaded, from
- * the loader of static programs otherwise. */
-void xs_runtime_start(char **envp)
+ * (its auxiliary vector follows it): from xs_start when preloaded; from
+ * exitscope-ld for a static program (src/loader/), with a copy of
+ * exitscope's variables (the program's environment has none left) and
+ * what it loaded. */
+void xs_runtime_start(char **envp, const struct xs_launch *launch)
 {
-	xs_env_capture(envp);	/* before clean_environment edits the array */
+	xs_env_capture(envp, launch ? launch->auxv : NULL);	/* before clean_environment edits the array */
+	if (launch)
+		g_config.exe_fd = xs_runtime_fd_adopt(launch->exe_fd);
 	const char *mask = xs_getenv(ENV_PREFIX "SIGMASK");
 	const char *failure = NULL;
 
@@ -223,7 +228,8 @@ void xs_runtime_start(char **envp)
 	}
 	xs_record_open();	/* a refusal is on the log; records wait in memory */
 	take_handoff();
-	clean_environment();
+	if (!launch)
+		clean_environment();
 	if (xs_signals_init() < 0) {
 		failure = "exitscope: cannot install the SIGSYS handler; the program runs unobserved\n";
 		goto out;
@@ -263,5 +269,5 @@ out:
  * initial envp (glibc's _dl_init), as it does DT_INIT. */
 __attribute__((constructor)) static void xs_start(int argc, char **argv, char **envp)
 {
-	xs_runtime_start(envp);
+	xs_runtime_start(envp, NULL);
 }

@@ -302,11 +302,17 @@ int xs_dispatch_enable(void);
 void xs_call_init(void);
 
 /* ---- runtime.c: start-up ---- */
+/* How exitscope-ld (src/loader/) hands the runtime a program it loaded. */
+struct xs_launch {
+	int exe_fd;			/* the program's file */
+	void *auxv;			/* the program's auxv (Elf64_auxv_t[]) */
+};
 /* Start the runtime in this process: configuration, counters, handlers,
  * the service thread. envp: the process's initial environment array, with
- * the auxiliary vector after its NULL (or NULL: no configuration, no auxv).
- * Failures are said on the log; the program then runs unobserved. */
-void xs_runtime_start(char **envp);
+ * the auxiliary vector after its NULL (or NULL: no configuration, no auxv);
+ * launch: NULL when preloaded. Failures are said on the log; the program
+ * then runs unobserved. */
+void xs_runtime_start(char **envp, const struct xs_launch *launch);
 
 /* ---- clock.c: the time of a call, in TSC ticks ---- */
 /* Find the vDSO's clock (before the first read) and the tick scale. */
@@ -593,11 +599,6 @@ void xs_window_format_text(struct xs_window *w, struct xs_buf *text);
  * never sees them. */
 #define XS_ENV_PREFIX "EXITSCOPE_"
 
-/* How exitscope-ld (src/loader/) hands the runtime a program it loaded. */
-struct xs_launch {
-	int exe_fd;			/* the program's file */
-	void *auxv;			/* the program's auxv (Elf64_auxv_t[]) */
-};
 struct xs_config {
 	char lib[4096];
 	char loader[4096];		/* exitscope-ld, for static programs */

@@ -145,7 +145,7 @@ static void test_env_and_auxv_from_array(void)
 		"A=1", "AB=2", "B", "C=", "=x", NULL,
 		(char *)AT_PAGESZ, (char *)4096, (char *)AT_HWCAP2, (char *)2, (char *)AT_NULL, (char *)99,
 	};
-	xs_env_capture(stack);
+	xs_env_capture(stack, NULL);
 	CHECK(g_envp == stack);
 	CHECK(xs_getenv("A") && !strcmp(xs_getenv("A"), "1"));
 	CHECK(xs_getenv("AB") && !strcmp(xs_getenv("AB"), "2"));
@@ -156,7 +156,7 @@ static void test_env_and_auxv_from_array(void)
 	CHECK(xs_getauxval(AT_NULL) == 0 && xs_getauxval(AT_ENTRY) == 0);
 	stack[0] = NULL;	/* edited later (clean_environment): the copy stays */
 	CHECK(xs_getauxval(AT_PAGESZ) == 4096);
-	xs_env_capture(NULL);
+	xs_env_capture(NULL, NULL);
 	CHECK(xs_getenv("AB") == NULL && xs_getauxval(AT_PAGESZ) == 0);
 }
 
@@ -166,7 +166,7 @@ static void test_env_and_auxv_of_this_process(void)
 {
 	static const unsigned long types[] = { AT_PAGESZ, AT_HWCAP2, AT_SYSINFO_EHDR, AT_ENTRY,
 					       AT_PHDR, AT_RANDOM, AT_MINSIGSTKSZ, AT_UID };
-	xs_env_capture(environ);
+	xs_env_capture(environ, NULL);
 	for (size_t i = 0; i < UNIT_COUNT(types); i++) {
 		if (xs_getauxval(types[i]) != getauxval(types[i])) {
 			unit_fail(__FILE__, __LINE__, "xs_getauxval as getauxval");
@@ -185,7 +185,7 @@ static uint64_t ns(const struct timespec *ts)
 
 static void test_vdso_clock(void)
 {
-	xs_env_capture(environ);
+	xs_env_capture(environ, NULL);
 	int (*fn)(clockid_t, struct timespec *) =
 		(int (*)(clockid_t, struct timespec *))xs_vdso_sym("__vdso_clock_gettime");
 	CHECK(fn != NULL);
@@ -204,7 +204,7 @@ static void test_vdso_clock(void)
 	CHECK((uintptr_t)fn > base && (uintptr_t)fn < base + (1u << 16));
 	CHECK(xs_vdso_sym("__vdso_getcpu") != NULL);
 	CHECK(xs_vdso_sym("__vdso_no_such_function") == NULL && xs_vdso_sym("") == NULL);
-	xs_env_capture(NULL);	/* no auxv: no vDSO */
+	xs_env_capture(NULL, NULL);	/* no auxv: no vDSO */
 	CHECK(xs_vdso_sym("__vdso_clock_gettime") == NULL);
 }
 
