@@ -20,7 +20,12 @@ override CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc -I$(O)/gen -
 # the deep paths run on the boundary stack, see windows.c).
 RT_CFLAGS := -mgeneral-regs-only -fPIC -fvisibility=hidden -fno-stack-protector -fno-builtin -ftls-model=initial-exec \
              -fno-omit-frame-pointer -Wstack-usage=8192
-RT_LDFLAGS := -shared -Wl,--version-script=src/runtime/exports.map -Wl,-z,now -Wl,-z,noexecstack
+# No C library: the runtime imports nothing (-z defs makes an import a link
+# error), since the loader of static programs links the same objects.
+# libgcc (static) for the 128-bit divisions and popcount gcc calls out to.
+RT_LDFLAGS := -shared -nostdlib -Wl,-z,defs -Wl,--version-script=src/runtime/exports.map -Wl,-z,now \
+              -Wl,-z,noexecstack
+RT_LIBS    := -lgcc
 
 COMMON_SRC  := $(wildcard src/common/*.c)
 RUNTIME_SRC := $(wildcard src/runtime/*.c src/runtime/*/*.c src/runtime/*.S src/runtime/*/*.S)
@@ -63,7 +68,7 @@ $(O)/cli/%.c.o: %.c $(GEN) $(O)/gen/assets.h
 
 $(O)/lib/libexitscope.so: $(RUNTIME_OBJ) src/runtime/exports.map
 	@mkdir -p $(dir $@)
-	$(CC) $(RT_LDFLAGS) -o $@ $(RUNTIME_OBJ) -nostartfiles
+	$(CC) $(RT_LDFLAGS) -o $@ $(RUNTIME_OBJ) $(RT_LIBS)
 
 # A static-pie that relocates itself (src/loader/loader.c) and needs no libc.
 $(O)/lib/exitscope-ld: $(LOADER_OBJ) $(RUNTIME_OBJ)

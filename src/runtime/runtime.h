@@ -4,6 +4,9 @@
  * (the region Syscall User Dispatch lets through); every other system call
  * of the process traps into boundary.c.
  *
+ * The runtime calls no C library function (see freestanding.h), so it
+ * never writes the program's errno: its handlers need not save it.
+ *
  * Ownership rule for counters: a thread's block is written only by the
  * thread itself, inside a counting section (seq odd). Readers wait for an
  * even seq; process end and exec first stop the other threads at their next

@@ -78,7 +78,6 @@ struct xs_ret2 xs_redirect_parent(long ret)
 	struct xs_thread *t = xs_self();
 	struct xs_redirect *e = &t->redirect[--t->redirect_depth];
 	struct xs_ret2 out = { ret, e->rip };
-	int saved_errno = errno;
 
 	/* A child that never started, or a vfork child that has exec'd or
 	 * exited by now, no longer needs its block. */
@@ -87,7 +86,6 @@ struct xs_ret2 xs_redirect_parent(long ret)
 	long slot = (unsigned long)e->nr < XS_NR_SYSCALLS ? e->nr : XS_NR_OTHER;
 	xs_count_return(t, slot, ret, e->t0);
 	xs_sys2(SYS_arch_prctl, ARCH_SET_GS, e->program_gs);	/* the parent's, as it was */
-	errno = saved_errno;
 	return out;
 }
 
