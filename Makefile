@@ -130,14 +130,16 @@ bench: all
 # The binary finds the runtime at ../lib/exitscope/ from its own directory.
 MANDIR    ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
-INSTALLED := $(PREFIX)/bin/exitscope $(PREFIX)/lib/exitscope/libexitscope.so $(PREFIX)/include/exitscope.h \
+INSTALLED := $(PREFIX)/bin/exitscope $(PREFIX)/lib/exitscope/libexitscope.so $(PREFIX)/lib/exitscope/exitscope-ld \
+             $(PREFIX)/include/exitscope.h \
              $(MANDIR)/man1/exitscope.1 $(BASHCOMPDIR)/exitscope
 
-install: $(O)/exitscope $(O)/lib/libexitscope.so
+install: $(O)/exitscope $(O)/lib/libexitscope.so $(O)/lib/exitscope-ld
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/exitscope $(DESTDIR)$(PREFIX)/include \
 	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)
 	install -m 755 $(O)/exitscope $(DESTDIR)$(PREFIX)/bin/exitscope
 	install -m 755 $(O)/lib/libexitscope.so $(DESTDIR)$(PREFIX)/lib/exitscope/libexitscope.so
+	install -m 755 $(O)/lib/exitscope-ld $(DESTDIR)$(PREFIX)/lib/exitscope/exitscope-ld
 	install -m 644 include/exitscope.h $(DESTDIR)$(PREFIX)/include/exitscope.h
 	install -m 644 docs/exitscope.1 $(DESTDIR)$(MANDIR)/man1/exitscope.1
 	install -m 644 completions/exitscope.bash $(DESTDIR)$(BASHCOMPDIR)/exitscope
