@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include "cli/cli.h"
 #include "common/runfile.h"
+#include "common/shebang.h"
 
 static const char g_run_usage[] =
 	"usage: exitscope run [OPTIONS] [--] PROGRAM [ARG...]\n"
@@ -134,14 +135,12 @@ static int check_program(const char *shown, const char *path, int depth, bool *i
 		xs_error("'%s': %s", shown, strerror(errno));
 		return XS_EXIT_NOEXEC;
 	}
-	unsigned char head[256];
+	unsigned char head[XS_SHEBANG_MAX];
 	ssize_t n = pread(fd, head, sizeof(head) - 1, 0);
-	if (n >= 2 && head[0] == '#' && head[1] == '!') {
+	char *interp, *arg;
+	bool complete;
+	if (n >= 0 && xs_shebang((char *)head, (size_t)n, &interp, &arg, &complete)) {
 		close(fd);
-		head[n] = 0;
-		char *interp = (char *)head + 2;
-		interp += strspn(interp, " \t");
-		interp[strcspn(interp, " \t\n")] = 0;
 		if (depth > 4 || !*interp) {
 			xs_error("'%s': bad interpreter line", shown);
 			return XS_EXIT_NOEXEC;

@@ -24,6 +24,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <linux/prctl.h>
+#include "common/shebang.h"
 #include "loader/loader.h"
 #include "runtime/freestanding.h"
 #include "runtime/runtime.h"
@@ -31,7 +32,6 @@
 #define ENV_EXE "EXITSCOPE_EXE="
 #define ENV_EXE_FD "EXITSCOPE_EXE_FD="
 #define MAX_INTERP_DEPTH 4		/* as `exitscope run` and the runtime follow */
-#define LINE_MAX_SCRIPT 256		/* the kernel reads that much of a "#!" line */
 
 /* exit statuses as a shell gives them */
 #define STATUS_NOEXEC 126
@@ -40,6 +40,14 @@
 char xs_ld_stack[65536] __attribute__((aligned(16)));
 void xs_loader_enter(uintptr_t entry, uintptr_t sp) __attribute__((noreturn));
 __attribute__((noreturn)) void xs_loader_main(long *sp);
+
+/* exit_group from outside the allowed region: with the runtime on, it
+ * traps, and the runtime ends the process with its records. */
+__attribute__((noreturn)) static void exit_as_program(int status)
+{
+	__asm__ __volatile__("syscall" : : "a"(SYS_exit_group), "D"((long)status) : "rcx", "r11", "memory");
+	__builtin_unreachable();
+}
 
 /* ---- before anything else: our own relocations ---- */
 
@@ -61,7 +69,7 @@ static void relocate_self(void)
 	}
 	for (size_t i = 0; rela && i < size / sizeof(*rela); i++) {
 		if (ELF64_R_TYPE(rela[i].r_info) != R_X86_64_RELATIVE)
-			xs_sys1(SYS_exit_group, STATUS_NOEXEC);	/* the build makes none */
+			exit_as_program(STATUS_NOEXEC);	/* the build makes none */
 		*(uint64_t *)(base + rela[i].r_offset) = base + (uint64_t)rela[i].r_addend;
 	}
 	/* then what the linker meant to be read-only after relocation is */
@@ -80,15 +88,32 @@ static void say(const char *s)
 	xs_sys3(SYS_write, 2, s, strlen(s));
 }
 
+static char **runtime_variables(char **envp);
+static char **g_initial_envp;
+static void *g_initial_auxv;
+
+/*
+ * The program cannot be run: say why, and exit as exec's caller would see
+ * it. When exitscope's runtime sent us (an exec in a run), it starts first,
+ * so that what the previous image handed over (its last window) is written
+ * and the process's end is on record.
+ */
 __attribute__((noreturn)) static void refuse(const char *path, const char *why, int status)
 {
+	static bool refusing;
 	say("exitscope-ld: '");
 	say(path);
 	say("': ");
 	say(why);
 	say("\n");
-	xs_sys1(SYS_exit_group, status);
-	__builtin_unreachable();
+	if (!refusing && g_initial_envp) {
+		refusing = true;
+		char **config = runtime_variables(g_initial_envp);
+		struct xs_launch launch = { .exe_fd = -1, .auxv = g_initial_auxv };
+		if (config[0])
+			xs_runtime_start(config, &launch);
+	}
+	exit_as_program(status);
 }
 
 /* ---- the initial stack as the kernel made it ---- */
@@ -141,40 +166,23 @@ static bool is_runtime_var(const char *s)
 struct args_prefix {
 	const char *s[1 + 3 * MAX_INTERP_DEPTH];
 	int n;
-	char lines[MAX_INTERP_DEPTH][LINE_MAX_SCRIPT];
+	char lines[MAX_INTERP_DEPTH + 1][XS_SHEBANG_MAX];	/* the last: one level too many */
 };
 
 /* The interpreter line of the file at fd, split in place: true if it is one. */
 static bool script_line(int fd, char *line, const char **interp, const char **arg, const char *path)
 {
-	long got = xs_sys4(SYS_pread64, fd, line, LINE_MAX_SCRIPT - 1, 0);
-	if (got < 2 || line[0] != '#' || line[1] != '!')
+	long got = xs_sys4(SYS_pread64, fd, line, XS_SHEBANG_MAX - 1, 0);
+	char *i, *a;
+	bool complete;
+	if (got < 0 || !xs_shebang(line, (size_t)got, &i, &a, &complete))
 		return false;
-	line[got] = 0;
-	char *nl = strchr(line, '\n');
-	if (!nl && got == LINE_MAX_SCRIPT - 1)
+	if (!complete && got == XS_SHEBANG_MAX - 1)
 		refuse(path, "its \"#!\" line is too long", STATUS_NOEXEC);
-	if (nl)
-		*nl = 0;
-	char *p = line + 2;
-	while (*p == ' ' || *p == '\t')
-		p++;
-	if (!*p)
+	if (!*i)
 		refuse(path, "bad interpreter line", STATUS_NOEXEC);
-	*interp = p;
-	while (*p && *p != ' ' && *p != '\t')
-		p++;
-	*arg = NULL;
-	if (*p) {
-		*p++ = 0;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		char *end = p + strlen(p);
-		while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
-			*--end = 0;
-		if (*p)
-			*arg = p;
-	}
+	*interp = i;
+	*arg = a;
 	return true;
 }
 
@@ -199,7 +207,7 @@ static int resolve_scripts(int fd, const char *path, const char *argv0, struct a
 	*prog = path;
 	for (int depth = 0;; depth++) {
 		const char *interp, *arg;
-		if (!script_line(fd, pre->lines[depth < MAX_INTERP_DEPTH ? depth : 0], &interp, &arg, *prog))
+		if (!script_line(fd, pre->lines[depth], &interp, &arg, *prog))
 			return fd;
 		if (depth == MAX_INTERP_DEPTH)
 			refuse(path, "too many levels of interpreters", STATUS_NOEXEC);
@@ -439,11 +447,13 @@ void xs_loader_main(long *sp)
 	relocate_self();
 	struct initial_stack in;
 	parse_stack(sp, &in);
+	g_initial_envp = in.envp;
+	g_initial_auxv = in.auxv;
 	const char *exe = env_value(in.envp, ENV_EXE), *exe_fd = env_value(in.envp, ENV_EXE_FD);
 	if (!exe || !*exe || in.argc < 1) {
 		say("exitscope-ld runs statically linked programs for exitscope: "
 		    "use 'exitscope run PROGRAM [ARG...]'\n");
-		xs_sys1(SYS_exit_group, 2);
+		exit_as_program(2);
 	}
 
 	int fd;

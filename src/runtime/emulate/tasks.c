@@ -26,6 +26,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <asm/prctl.h>
+#include "common/shebang.h"
 #include "runtime/call.h"
 
 struct handoff {
@@ -242,7 +243,7 @@ enum exec_route {
  */
 static enum exec_route exec_route(int dirfd, const char *user_path, int flags, int depth, long *exe_fd)
 {
-	char head[256], first = 0;
+	char head[XS_SHEBANG_MAX], first = 0;
 	/* the kernel reads the program's path itself: no copy on this stack */
 	xs_copy_user(&first, user_path, 1);
 	long fd;
@@ -269,16 +270,10 @@ static enum exec_route exec_route(int dirfd, const char *user_path, int flags, i
 		route = EXEC_PRELOAD;
 		goto out;
 	}
-	if (head[0] == '#' && head[1] == '!') {
-		head[got] = 0;
-		char *interp = head + 2;
-		while (*interp == ' ' || *interp == '\t')
-			interp++;
-		char *end = interp;
-		while (*end && *end != ' ' && *end != '\t' && *end != '\n')
-			end++;
-		*end = 0;
-		route = depth < 4 ? exec_route(AT_FDCWD, interp, 0, depth + 1, NULL) : EXEC_UNFOLLOWED;
+	char *interp, *arg;
+	bool complete;
+	if (xs_shebang(head, (size_t)got, &interp, &arg, &complete)) {
+		route = depth < 4 && *interp ? exec_route(AT_FDCWD, interp, 0, depth + 1, NULL) : EXEC_UNFOLLOWED;
 		goto out;
 	}
 	Elf64_Ehdr eh;
