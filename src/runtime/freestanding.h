@@ -54,7 +54,8 @@ extern char **g_envp;
 /* Take envp as g_envp and copy the auxiliary vector that follows its NULL
  * (the kernel's layout of the initial stack). envp must be that array
  * (what ld.so passes to an ELF constructor, or the loader's own) or NULL;
- * call before anything edits it. */
+ * call before anything edits it. What follows the NULL is taken for an
+ * auxiliary vector only if it has AT_PAGESZ and ends within 64 entries. */
 void xs_env_capture(char **envp);
 
 /* The value of the variable name in g_envp, or NULL. */
