@@ -54,8 +54,9 @@ extern char **g_envp;
 /* Take envp as g_envp and copy the auxiliary vector: auxv, or when NULL
  * the one that follows envp's NULL (the kernel's layout of the initial
  * stack). envp must be that array (what ld.so passes to an ELF
- * constructor) or the loader's copy of exitscope's variables, or NULL;
- * call before anything edits it. */
+ * constructor) or exitscope-ld's copy of exitscope's variables, or NULL;
+ * call before anything edits it. What follows the NULL is taken for an
+ * auxiliary vector only if it has AT_PAGESZ and ends within 64 entries. */
 void xs_env_capture(char **envp, const void *auxv);
 
 /* The value of the variable name in g_envp, or NULL. */

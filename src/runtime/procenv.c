@@ -32,14 +32,19 @@ void xs_env_capture(char **envp, const void *auxv)
 		return;
 	while (*p)
 		p++;
-	if (!auxv)
-		auxv = p + 1;
-	for (const unsigned long *a = auxv; a[0] != AT_NULL && g_auxv_count < AUXV_MAX;
-	     a += 2) {
-		g_auxv[g_auxv_count][0] = a[0];
-		g_auxv[g_auxv_count][1] = a[1];
-		g_auxv_count++;
+	const unsigned long *a = auxv ? auxv : (const void *)(p + 1);
+	unsigned n = 0;
+	bool have_pagesz = false;
+	for (; n < AUXV_MAX && a[2 * n] != AT_NULL; n++) {
+		g_auxv[n][0] = a[2 * n];
+		g_auxv[n][1] = a[2 * n + 1];
+		have_pagesz |= a[2 * n] == AT_PAGESZ && a[2 * n + 1] >= 4096 && !(a[2 * n + 1] & (a[2 * n + 1] - 1));
 	}
+	/* An array that is not the initial one (a dlopen after setenv moved
+	 * environ) is followed by anything: no vector then, rather than
+	 * pointers (AT_SYSINFO_EHDR) made of stray words. The kernel always
+	 * passes AT_PAGESZ and ends the vector with AT_NULL. */
+	g_auxv_count = n < AUXV_MAX && have_pagesz ? n : 0;
 }
 
 const char *xs_getenv(const char *name)

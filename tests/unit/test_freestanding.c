@@ -160,6 +160,27 @@ static void test_env_and_auxv_from_array(void)
 	CHECK(xs_getenv("AB") == NULL && xs_getauxval(AT_PAGESZ) == 0);
 }
 
+/* An environment array that is not the initial one (environ after setenv)
+ * has no auxiliary vector after it: words that do not look like one give
+ * none, not stray values. */
+static void test_no_auxv_after_other_arrays(void)
+{
+	char *no_pagesz[] = { "A=1", NULL, (char *)AT_SYSINFO_EHDR, (char *)0x1234, (char *)AT_NULL, NULL };
+	xs_env_capture(no_pagesz, NULL);
+	CHECK(xs_getauxval(AT_SYSINFO_EHDR) == 0 && xs_vdso_sym("__vdso_clock_gettime") == NULL);
+	CHECK(xs_getenv("A") != NULL);
+	char *bad_pagesz[] = { NULL, (char *)AT_PAGESZ, (char *)1000, (char *)AT_NULL, NULL };
+	xs_env_capture(bad_pagesz, NULL);
+	CHECK(xs_getauxval(AT_PAGESZ) == 0);
+	static char *unended[1 + 2 * 70];	/* no AT_NULL in 64 entries */
+	for (int i = 0; i < 70; i++) {
+		unended[1 + 2 * i] = (char *)(uintptr_t)(i % 2 ? AT_PAGESZ : AT_SYSINFO_EHDR);
+		unended[2 + 2 * i] = (char *)4096;
+	}
+	xs_env_capture(unended, NULL);
+	CHECK(xs_getauxval(AT_PAGESZ) == 0 && xs_getauxval(AT_SYSINFO_EHDR) == 0);
+}
+
 /* environ of a process that has not run setenv is its initial array.
  * (Not AT_HWCAP: glibc's getauxval gives its own x86-64 value for it.) */
 static void test_env_and_auxv_of_this_process(void)
@@ -246,6 +267,7 @@ int main(void)
 		{ "strcpy and strcat", test_copy_strings },
 		{ "strtol, strtoul, strtoull as glibc's", test_numbers_as_glibc },
 		{ "environment and auxv from an initial-stack array", test_env_and_auxv_from_array },
+		{ "no auxv after an array that is not the initial one", test_no_auxv_after_other_arrays },
 		{ "auxv of this process as getauxval's", test_env_and_auxv_of_this_process },
 		{ "vDSO clock_gettime found and agrees", test_vdso_clock },
 		{ "vDSO GNU hash symbol count", test_vdso_gnu_hash_count },
