@@ -494,12 +494,13 @@ int cmd_run(int argc, char **argv)
 	char absdir[PATH_MAX];
 	if (records && check_output_dir(dir ? dir : ".", absdir) < 0)
 		return XS_EXIT_OUTPUT;
+	/* the log first: a refused --log leaves no run directory behind */
+	int log_fd = -1;
+	if (log && (log_fd = open_log(log)) < 0)
+		return XS_EXIT_OUTPUT;
 	int dir_fd = -1, run_fd = -1;
 	char run_name[64];
 	if (records && open_run(dir, absdir, &dir_fd, &run_fd, run_name, sizeof(run_name)) < 0)
-		return XS_EXIT_OUTPUT;
-	int log_fd = -1;
-	if (log && (log_fd = open_log(log)) < 0)
 		return XS_EXIT_OUTPUT;
 
 	char lib[PATH_MAX];
