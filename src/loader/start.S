@@ -10,7 +10,8 @@
 _start:
 	xor %ebp, %ebp			/* the outermost frame, for unwinders */
 	mov %rsp, %rdi			/* the initial stack */
-	and $-16, %rsp
+	/* our own stack (loader.c): the program's is rebuilt under its strings */
+	lea xs_ld_stack+65536(%rip), %rsp
 	call xs_loader_main		/* never returns */
 	hlt
 	.size _start, . - _start

@@ -45,6 +45,13 @@ fi
 printf '#!%s\n' "$SCRATCH/static" > "$SCRATCH/script"; chmod 755 "$SCRATCH/script"
 "$XS" run -o "$out" --format none -- "$SCRATCH/script" 2>"$SCRATCH/e"; st=$?
 expect_eq "runs a script whose interpreter is static" "5" "$st"
+# a script run by a static interpreter with 3000 arguments: exitscope-ld
+# rebuilds the program's stack below the strings, bigger than the kernel's
+# (it crashed when the loader still ran on that stack)
+printf '#!/bin/busybox sh\necho "$#" "$1" "$3000"\n' > "$SCRATCH/many.sh"; chmod 755 "$SCRATCH/many.sh"
+got=$("$XS" run -o "$out" --format none -- "$SCRATCH/many.sh" $(seq 1 3000) 2>&1; echo "st=$?")
+expect_eq "a static interpreter's script with 3000 arguments" "3000 1 3000
+st=0" "$got"
 ld=$(dirname "$(readlink -f "$XS")")/lib/exitscope-ld
 "$ld" >"$SCRATCH/o" 2>"$SCRATCH/e"; st=$?
 check "exitscope-ld run by hand says how to use it (status 2)" \
