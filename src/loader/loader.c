@@ -88,7 +88,7 @@ static void say(const char *s)
 	xs_sys3(SYS_write, 2, s, strlen(s));
 }
 
-static char **runtime_variables(char **envp);
+static char **runtime_variables(char **envp, size_t *size);
 static char **g_initial_envp;
 static void *g_initial_auxv;
 
@@ -108,7 +108,8 @@ __attribute__((noreturn)) static void refuse(const char *path, const char *why, 
 	say("\n");
 	if (!refusing && g_initial_envp) {
 		refusing = true;
-		char **config = runtime_variables(g_initial_envp);
+		size_t size;
+		char **config = runtime_variables(g_initial_envp, &size);
 		struct xs_launch launch = { .exe_fd = -1, .auxv = g_initial_auxv };
 		if (config[0])
 			xs_runtime_start(config, &launch);
@@ -231,8 +232,8 @@ static int resolve_scripts(int fd, const char *path, const char *argv0, struct a
 /* ---- the program's initial stack ---- */
 
 /* A copy of exitscope's variables, for the runtime's start-up: the
- * environment the program gets has none. */
-static char **runtime_variables(char **envp)
+ * environment the program gets has none. *size: the mapping's. */
+static char **runtime_variables(char **envp, size_t *size)
 {
 	size_t n = 0, bytes = 0;
 	for (char **e = envp; *e; e++)
@@ -240,8 +241,8 @@ static char **runtime_variables(char **envp)
 			n++;
 			bytes += strlen(*e) + 1;
 		}
-	size_t size = (n + 1) * sizeof(char *) + bytes;
-	char **vars = (char **)xs_syscall6(SYS_mmap, 0, (long)size, PROT_READ | PROT_WRITE,
+	*size = (n + 1) * sizeof(char *) + bytes;
+	char **vars = (char **)xs_syscall6(SYS_mmap, 0, (long)*size, PROT_READ | PROT_WRITE,
 					   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if ((unsigned long)vars > -4096UL)
 		refuse(env_value(envp, ENV_EXE), "out of memory", STATUS_NOEXEC);
@@ -482,7 +483,8 @@ void xs_loader_main(long *sp)
 	xs_sys2(SYS_prctl, PR_SET_NAME, comm);
 
 	/* the runtime's configuration, before the environment loses it */
-	char **config = runtime_variables(in.envp);
+	size_t config_size;
+	char **config = runtime_variables(in.envp, &config_size);
 	struct new_stack st;
 	build_stack(&in, &pre, exe, &prog, &st);
 	bool mapped = set_memory_map(&prog, &st);
@@ -492,6 +494,8 @@ void xs_loader_main(long *sp)
 	/* last, so that what it reads of /proc is the program's */
 	struct xs_launch launch = { .exe_fd = prog.fd, .auxv = st.auxv };
 	xs_runtime_start(config, &launch);
+	g_envp = NULL;	/* the runtime read its configuration; none of the copy stays */
+	xs_sys2(SYS_munmap, config, config_size);
 	if (!mapped)
 		xs_log("exitscope: cannot hand the kernel the program's memory map (PR_SET_MM_MAP); "
 		       "/proc/PID/cmdline, environ and auxv show exitscope-ld's\n");
