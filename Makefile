@@ -20,7 +20,12 @@ override CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc -I$(O)/gen -
 # the deep paths run on the boundary stack, see windows.c).
 RT_CFLAGS := -mgeneral-regs-only -fPIC -fvisibility=hidden -fno-stack-protector -fno-builtin -ftls-model=initial-exec \
              -fno-omit-frame-pointer -Wstack-usage=8192
-RT_LDFLAGS := -shared -Wl,--version-script=src/runtime/exports.map -Wl,-z,now -Wl,-z,noexecstack
+# No C library: the runtime imports nothing (-z defs makes an import a link
+# error), since the loader of static programs links the same objects.
+# libgcc (static) for the 128-bit divisions and popcount gcc calls out to.
+RT_LDFLAGS := -shared -nostdlib -Wl,-z,defs -Wl,--version-script=src/runtime/exports.map -Wl,-z,now \
+              -Wl,-z,noexecstack
+RT_LIBS    := -lgcc
 
 COMMON_SRC  := $(wildcard src/common/*.c)
 RUNTIME_SRC := $(wildcard src/runtime/*.c src/runtime/*/*.c src/runtime/*.S src/runtime/*/*.S)
@@ -29,6 +34,9 @@ TARGET_SRC  := $(wildcard tests/targets/*.c)
 UNIT_SRC    := $(wildcard tests/unit/*.c)
 
 RUNTIME_OBJ := $(patsubst %,$(O)/rt/%.o,$(RUNTIME_SRC) $(COMMON_SRC))
+# exitscope-ld: the loader for static programs, with the same runtime objects
+LOADER_SRC  := $(wildcard src/loader/*.c src/loader/*.S)
+LOADER_OBJ  := $(patsubst %,$(O)/rt/%.o,$(LOADER_SRC))
 CLI_OBJ     := $(patsubst %,$(O)/cli/%.o,$(CLI_SRC) $(COMMON_SRC))
 TARGETS     := $(patsubst tests/targets/%.c,$(O)/targets/%,$(TARGET_SRC))
 TF_LIBS     := $(O)/targets/tf_dl_a.so $(O)/targets/tf_dl_b.so
@@ -36,7 +44,7 @@ UNITS       := $(patsubst tests/unit/%.c,$(O)/unit/%,$(UNIT_SRC))
 GEN         := $(O)/gen/syscall_table.h
 ASSETS      := $(wildcard src/cli/assets/*)
 
-all: $(O)/exitscope $(O)/lib/libexitscope.so $(O)/demo/demo $(TARGETS) $(TF_LIBS) $(UNITS)
+all: $(O)/exitscope $(O)/lib/libexitscope.so $(O)/lib/exitscope-ld $(O)/demo/demo $(TARGETS) $(TF_LIBS) $(UNITS)
 
 $(GEN): scripts/gen-syscall-table.sh
 	@mkdir -p $(dir $@)
@@ -49,6 +57,8 @@ $(O)/gen/assets.h: scripts/embed-assets.sh $(ASSETS)
 $(O)/rt/%.c.o: %.c $(GEN)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(RT_CFLAGS) -DXS_RUNTIME -c $< -o $@
+# the string functions' own loops must not become calls to themselves
+$(O)/rt/src/runtime/freestanding.c.o: RT_CFLAGS += -fno-tree-loop-distribute-patterns
 $(O)/rt/%.S.o: %.S
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(RT_CFLAGS) -DXS_RUNTIME -c $< -o $@
@@ -58,7 +68,12 @@ $(O)/cli/%.c.o: %.c $(GEN) $(O)/gen/assets.h
 
 $(O)/lib/libexitscope.so: $(RUNTIME_OBJ) src/runtime/exports.map
 	@mkdir -p $(dir $@)
-	$(CC) $(RT_LDFLAGS) -o $@ $(RUNTIME_OBJ) -nostartfiles
+	$(CC) $(RT_LDFLAGS) -o $@ $(RUNTIME_OBJ) $(RT_LIBS)
+
+# A static-pie that relocates itself (src/loader/loader.c) and needs no libc.
+$(O)/lib/exitscope-ld: $(LOADER_OBJ) $(RUNTIME_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -static-pie -nostdlib -Wl,-z,now -Wl,-z,noexecstack -o $@ $(LOADER_OBJ) $(RUNTIME_OBJ) -lgcc
 
 $(O)/exitscope: $(CLI_OBJ)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) -lm
@@ -91,6 +106,10 @@ $(O)/unit/%: tests/unit/%.c tests/unit/unit.h $(COMMON_SRC) $(wildcard src/commo
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(UNIT_CFLAGS) -o $@ $< $(COMMON_SRC)
 
+# the runtime's own C library, compiled into its test as into the runtime
+$(O)/unit/test_freestanding: src/runtime/freestanding.c src/runtime/procenv.c src/runtime/freestanding.h
+$(O)/unit/test_freestanding: UNIT_CFLAGS += -fno-tree-loop-distribute-patterns
+
 test: all
 	tests/run
 
@@ -111,14 +130,16 @@ bench: all
 # The binary finds the runtime at ../lib/exitscope/ from its own directory.
 MANDIR    ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
-INSTALLED := $(PREFIX)/bin/exitscope $(PREFIX)/lib/exitscope/libexitscope.so $(PREFIX)/include/exitscope.h \
+INSTALLED := $(PREFIX)/bin/exitscope $(PREFIX)/lib/exitscope/libexitscope.so $(PREFIX)/lib/exitscope/exitscope-ld \
+             $(PREFIX)/include/exitscope.h \
              $(MANDIR)/man1/exitscope.1 $(BASHCOMPDIR)/exitscope
 
-install: $(O)/exitscope $(O)/lib/libexitscope.so
+install: $(O)/exitscope $(O)/lib/libexitscope.so $(O)/lib/exitscope-ld
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/exitscope $(DESTDIR)$(PREFIX)/include \
 	    $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR)
 	install -m 755 $(O)/exitscope $(DESTDIR)$(PREFIX)/bin/exitscope
 	install -m 755 $(O)/lib/libexitscope.so $(DESTDIR)$(PREFIX)/lib/exitscope/libexitscope.so
+	install -m 755 $(O)/lib/exitscope-ld $(DESTDIR)$(PREFIX)/lib/exitscope/exitscope-ld
 	install -m 644 include/exitscope.h $(DESTDIR)$(PREFIX)/include/exitscope.h
 	install -m 644 docs/exitscope.1 $(DESTDIR)$(MANDIR)/man1/exitscope.1
 	install -m 644 completions/exitscope.bash $(DESTDIR)$(BASHCOMPDIR)/exitscope

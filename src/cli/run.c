@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include "cli/cli.h"
 #include "common/runfile.h"
+#include "common/shebang.h"
 
 static const char g_run_usage[] =
 	"usage: exitscope run [OPTIONS] [--] PROGRAM [ARG...]\n"
@@ -108,10 +109,12 @@ static int resolve_program(const char *name, char *path, size_t size)
 }
 
 /*
- * Can the runtime be preloaded into path? 0 when yes, else an exit status
- * after printing the reason. Scripts are judged by their interpreter.
+ * Can exitscope run path? 0 when yes, else an exit status after printing
+ * the reason. *is_static: no PT_INTERP, so exitscope-ld loads it rather than
+ * the dynamic loader with LD_PRELOAD. Scripts are judged by their
+ * interpreter.
  */
-static int check_program(const char *shown, const char *path, int depth)
+static int check_program(const char *shown, const char *path, int depth, bool *is_static)
 {
 	struct stat st;
 	if (stat(path, &st) < 0) {
@@ -123,7 +126,7 @@ static int check_program(const char *shown, const char *path, int depth)
 		return XS_EXIT_NOEXEC;
 	}
 	if (st.st_mode & (S_ISUID | S_ISGID)) {
-		xs_error("'%s' is setuid/setgid: the loader ignores LD_PRELOAD for it, so exitscope cannot run it",
+		xs_error("'%s' is setuid/setgid: exitscope would run it without its privileges, so it does not run it",
 			 shown);
 		return XS_EXIT_SETUID;
 	}
@@ -132,19 +135,17 @@ static int check_program(const char *shown, const char *path, int depth)
 		xs_error("'%s': %s", shown, strerror(errno));
 		return XS_EXIT_NOEXEC;
 	}
-	unsigned char head[256];
+	unsigned char head[XS_SHEBANG_MAX];
 	ssize_t n = pread(fd, head, sizeof(head) - 1, 0);
-	if (n >= 2 && head[0] == '#' && head[1] == '!') {
+	char *interp, *arg;
+	bool complete;
+	if (n >= 0 && xs_shebang((char *)head, (size_t)n, &interp, &arg, &complete)) {
 		close(fd);
-		head[n] = 0;
-		char *interp = (char *)head + 2;
-		interp += strspn(interp, " \t");
-		interp[strcspn(interp, " \t\n")] = 0;
 		if (depth > 4 || !*interp) {
 			xs_error("'%s': bad interpreter line", shown);
 			return XS_EXIT_NOEXEC;
 		}
-		return check_program(interp, interp, depth + 1);
+		return check_program(interp, interp, depth + 1, is_static);
 	}
 	Elf64_Ehdr eh;
 	if (n < (ssize_t)sizeof(eh) || memcmp(head, ELFMAG, SELFMAG) != 0) {
@@ -167,14 +168,12 @@ static int check_program(const char *shown, const char *path, int depth)
 			dynamic = true;
 	}
 	close(fd);
-	if (!dynamic) {
-		xs_error("'%s' is statically linked: exitscope needs a dynamically linked program", shown);
-		return XS_EXIT_STATIC;
-	}
+	*is_static = !dynamic;
 	return 0;
 }
 
-/* The runtime beside this binary: build tree (lib/) or installed tree. */
+/* The runtime beside this binary: build tree (lib/) or installed tree.
+ * exitscope-ld is beside it. */
 static int find_runtime(char *out, size_t size)
 {
 	char self[PATH_MAX];
@@ -481,7 +480,8 @@ int cmd_run(int argc, char **argv)
 		xs_error("'%s': %s", prog_argv[0], r == -ENOENT ? "no such program" : strerror(-r));
 		return r == -ENOENT ? XS_EXIT_NOTFOUND : XS_EXIT_NOEXEC;
 	}
-	int status = check_program(prog_argv[0], path, 0);
+	bool is_static = false;
+	int status = check_program(prog_argv[0], path, 0, &is_static);
 	if (status)
 		return status;
 
@@ -494,12 +494,13 @@ int cmd_run(int argc, char **argv)
 	char absdir[PATH_MAX];
 	if (records && check_output_dir(dir ? dir : ".", absdir) < 0)
 		return XS_EXIT_OUTPUT;
+	/* the log first: a refused --log leaves no run directory behind */
+	int log_fd = -1;
+	if (log && (log_fd = open_log(log)) < 0)
+		return XS_EXIT_OUTPUT;
 	int dir_fd = -1, run_fd = -1;
 	char run_name[64];
 	if (records && open_run(dir, absdir, &dir_fd, &run_fd, run_name, sizeof(run_name)) < 0)
-		return XS_EXIT_OUTPUT;
-	int log_fd = -1;
-	if (log && (log_fd = open_log(log)) < 0)
 		return XS_EXIT_OUTPUT;
 
 	char lib[PATH_MAX];
@@ -507,12 +508,24 @@ int cmd_run(int argc, char **argv)
 		xs_error("cannot find libexitscope.so next to this exitscope binary");
 		return XS_EXIT_INTERNAL;
 	}
+	char loader[PATH_MAX + 16];
+	snprintf(loader, sizeof(loader), "%.*s/exitscope-ld", (int)(strrchr(lib, '/') - lib), lib);
+	if (access(loader, X_OK) < 0) {
+		if (is_static) {
+			xs_error("cannot find exitscope-ld next to %s, which runs statically linked programs", lib);
+			return XS_EXIT_INTERNAL;
+		}
+		loader[0] = 0;	/* the static programs it execs run unobserved */
+	}
 	const char *user_preload = getenv("LD_PRELOAD");
 	char preload[2 * PATH_MAX + 2];
 	snprintf(preload, sizeof(preload), "%s%s%s", lib, user_preload && *user_preload ? ":" : "",
 		 user_preload ? user_preload : "");
-	if ((user_preload && set_env("EXITSCOPE_PRELOAD_ORIG", user_preload)) ||
-	    set_env("LD_PRELOAD", preload) || set_env("EXITSCOPE_LIB", lib) ||
+	/* a static program keeps the user's LD_PRELOAD as it is: its dynamic
+	 * children get the runtime in front of it */
+	if ((!is_static && user_preload && set_env("EXITSCOPE_PRELOAD_ORIG", user_preload)) ||
+	    (!is_static && set_env("LD_PRELOAD", preload)) || (is_static && set_env("EXITSCOPE_EXE", path)) ||
+	    set_env("EXITSCOPE_LIB", lib) || set_env("EXITSCOPE_LD", loader) ||
 	    (records && set_env("EXITSCOPE_DIR", absdir)) || set_env("EXITSCOPE_FORMAT", format) ||
 	    set_env("EXITSCOPE_RECORDS", records ? "on" : "off") ||
 	    set_env("EXITSCOPE_FAST_PATH", fast_path ? "on" : "off"))
@@ -537,7 +550,8 @@ int cmd_run(int argc, char **argv)
 	if (set_env("EXITSCOPE_PROFILE", profile ? call_graph : "off") || set_env("EXITSCOPE_FREQUENCY", num))
 		return XS_EXIT_INTERNAL;
 	static const char *const inner[] = { "EXITSCOPE_HANDOFF", "EXITSCOPE_DIR_FD", "EXITSCOPE_RECORD_FD",
-					     "EXITSCOPE_SIGMASK", "EXITSCOPE_TICK_SCALE", "EXITSCOPE_RUN", NULL };
+					     "EXITSCOPE_SIGMASK", "EXITSCOPE_TICK_SCALE", "EXITSCOPE_RUN",
+					     "EXITSCOPE_EXE_FD", NULL };
 	for (int i = 0; inner[i]; i++)
 		unsetenv(inner[i]);	/* the runtime's own, between images */
 	if (run_fd >= 0) {
@@ -557,7 +571,8 @@ int cmd_run(int argc, char **argv)
 			return XS_EXIT_INTERNAL;
 	}
 
-	execv(path, prog_argv);
+	unsetenv(is_static ? "EXITSCOPE_PRELOAD_ORIG" : "EXITSCOPE_EXE");
+	execv(is_static ? loader : path, prog_argv);
 	int err = errno;
 	xs_error("cannot run '%s': %s", prog_argv[0], strerror(err));
 	return err == ENOENT ? XS_EXIT_NOTFOUND : err == ENOEXEC || err == EACCES ? XS_EXIT_NOEXEC

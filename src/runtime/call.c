@@ -36,8 +36,17 @@ bool xs_open_is_plain(long nr, const long *a)
 	return !xs_devfile_path((const char *)(nr == SYS_open ? a[0] : a[1]));
 }
 
+static void needs_dispatch(long nr)
+{
+	g_needs_dispatch[nr >> 6] |= 1ULL << (nr & 63);
+}
+
 void xs_call_init(void)
 {
 	for (unsigned i = 0; i < sizeof(g_dispatch_only) / sizeof(g_dispatch_only[0]); i++)
-		g_needs_dispatch[g_dispatch_only[i] >> 6] |= 1ULL << (g_dispatch_only[i] & 63);
+		needs_dispatch(g_dispatch_only[i]);
+	if (g_config.exe_fd >= 0) {	/* /proc/self/exe (emulate/self_exe.c) */
+		needs_dispatch(SYS_readlink);
+		needs_dispatch(SYS_readlinkat);
+	}
 }

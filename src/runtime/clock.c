@@ -9,34 +9,49 @@
  *
  * Without an invariant TSC (CPUID 0x80000007 EDX bit 8) ticks are
  * CLOCK_MONOTONIC ns and the scale is 1.
+ *
+ * The clocks themselves are read through the vDSO's __vdso_clock_gettime
+ * (found once, at start-up, before the first read), else with the system
+ * call: no C library, no errno, no lock, so any handler may read them.
  */
-#include <stdlib.h>
+#include <elf.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <cpuid.h>
 #include "runtime/runtime.h"
 
 bool g_ticks_are_ns;
 static uint64_t g_scale;	/* ns = ticks * g_scale >> 32; 0: not fixed yet */
 static uint64_t g_start_ticks, g_start_raw;
+/* (the vDSO's function returns 0 or a negative errno, as the call does) */
+static int (*g_vdso_clock_gettime)(clockid_t clock, struct timespec *ts);
+
+int xs_clock_gettime(clockid_t clock, struct timespec *ts)
+{
+	if (g_vdso_clock_gettime)
+		return g_vdso_clock_gettime(clock, ts);
+	return (int)xs_sys2(SYS_clock_gettime, clock, ts);
+}
 
 static uint64_t now_raw(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	xs_clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 int xs_clock_init(void)
 {
 	unsigned a, b, c, d;
+	g_vdso_clock_gettime = (int (*)(clockid_t, struct timespec *))xs_vdso_sym("__vdso_clock_gettime");
 	if (!__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8))) {
 		g_ticks_are_ns = true;
 		g_scale = 1ULL << 32;
 		return 0;
 	}
-	const char *v = getenv("EXITSCOPE_TICK_SCALE");	/* from the image before exec */
+	const char *v = xs_getenv("EXITSCOPE_TICK_SCALE");	/* from the image before exec */
 	if (v)
-		g_scale = strtoull(v, NULL, 10);
+		g_scale = xs_strtoull(v, NULL, 10);
 	g_start_raw = now_raw();
 	g_start_ticks = xs_ticks();
 	return 0;

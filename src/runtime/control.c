@@ -101,8 +101,13 @@ const char *xs_control_signal_name(void)
 	if (sig > 0 && sig < 32 && names[sig])
 		return names[sig];
 	struct xs_buf b = { name, 0, sizeof(name), false, NULL };
-	xs_buf_add(&b, "SIGRTMIN+");
-	xs_buf_u64(&b, (uint64_t)(sig - SIGRTMIN), 0);
+	if (sig >= XS_SIGRTMIN) {
+		xs_buf_add(&b, "SIGRTMIN+");
+		xs_buf_u64(&b, (uint64_t)(sig - XS_SIGRTMIN), 0);
+	} else {	/* 32 and 33 lie below glibc's SIGRTMIN: no name */
+		xs_buf_add(&b, "signal ");
+		xs_buf_u64(&b, (uint64_t)sig, 0);
+	}
 	xs_buf_addc(&b, 0);
 	return name;
 }
@@ -244,7 +249,8 @@ static void socket_failed(long err)
 	xs_buf_add(&b, "); 'exitscope dump' will not reach this process; close windows with ");
 	if (g_ctl_sig) {
 		xs_buf_add(&b, "the control signal (kill -");
-		xs_buf_add(&b, xs_control_signal_name() + 3);
+		const char *name = xs_control_signal_name();	/* "SIGUSR1" or "signal 32" */
+		xs_buf_add(&b, strncmp(name, "SIG", 3) ? name + strlen("signal ") : name + 3);
 		xs_buf_add(&b, " PID), ");
 	}
 	xs_buf_add(&b, "a write to /dev/exitscope, or --interval\n");

@@ -141,8 +141,7 @@ static void say_image(const char *event)
 	xs_buf_add(&b, ", \"time_ns\": ");
 	xs_buf_u64(&b, xs_now_real(), 0);
 	add_names(&b);
-	long n = xs_sys3(SYS_readlink, "/proc/self/exe", exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = 0;
+	long n = xs_self_exe(exe, sizeof(exe));
 	xs_buf_add(&b, ", \"exe\": ");
 	xs_buf_json_str(&b, exe);
 	xs_buf_add(&b, ", \"argv\": [");

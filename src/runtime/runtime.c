@@ -3,10 +3,8 @@
  * `exitscope run`, removed before the program sees its environment), the
  * window an exec hands over, and the order in which the parts start.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -15,94 +13,124 @@
 #include <unistd.h>
 #include <asm/prctl.h>
 #include "runtime/runtime.h"
+#include "runtime/profile/maps.h"
 
-struct xs_config g_config = { .log_fd = -1 };
+struct xs_config g_config = { .log_fd = -1, .exe_fd = -1 };
 
-#define ENV_PREFIX "EXITSCOPE_"
+#define ENV_PREFIX XS_ENV_PREFIX
 
 /* ---- start-up ---- */
 
 static void copy_env(char *dst, size_t size, const char *name)
 {
-	const char *v = getenv(name);
+	const char *v = xs_getenv(name);
 	dst[0] = 0;
 	if (v && strlen(v) < size)
 		strcpy(dst, v);
+}
+
+struct own_file {
+	char *out;
+	size_t size;
+};
+
+static int own_file_one(const struct xs_map *m, void *arg)
+{
+	struct own_file *f = arg;
+	uintptr_t self = (uintptr_t)own_file_one;
+	if (self < m->start || self >= m->end)
+		return 0;
+	if (m->path[0] == '/' && strlen(m->path) < f->size)
+		strcpy(f->out, m->path);
+	return 1;
+}
+
+/* The path of the file mapping that holds the runtime's code (the one
+ * dladdr would name, but absolute), into out; unchanged when not found. */
+static void find_own_file(char *out, size_t size)
+{
+	struct own_file f = { out, size };
+	struct xs_buf scratch = { .grow = xs_buf_mmap_grow };
+	if (xs_buf_mmap_grow(&scratch, 8192) < 0)
+		return;
+	xs_maps_walk(own_file_one, &f, scratch.data, scratch.cap);
+	xs_buf_mmap_free(&scratch);
 }
 
 static void read_config(void)
 {
 	const char *v;
 	copy_env(g_config.lib, sizeof(g_config.lib), ENV_PREFIX "LIB");
+	copy_env(g_config.loader, sizeof(g_config.loader), ENV_PREFIX "LD");
 	copy_env(g_config.dir, sizeof(g_config.dir), ENV_PREFIX "DIR");
 	copy_env(g_config.preload_orig, sizeof(g_config.preload_orig), ENV_PREFIX "PRELOAD_ORIG");
-	g_config.have_preload_orig = getenv(ENV_PREFIX "PRELOAD_ORIG") != NULL;
-	if (!g_config.dir[0] && !getcwd(g_config.dir, sizeof(g_config.dir)))
+	g_config.have_preload_orig = xs_getenv(ENV_PREFIX "PRELOAD_ORIG") != NULL;
+	/* (the call says "(unreachable)/..." for a directory outside our root) */
+	if (!g_config.dir[0] && (xs_sys2(SYS_getcwd, g_config.dir, sizeof(g_config.dir)) < 0 ||
+				 g_config.dir[0] != '/'))
 		strcpy(g_config.dir, ".");
-	v = getenv(ENV_PREFIX "FAST_PATH");
+	v = xs_getenv(ENV_PREFIX "FAST_PATH");
 	g_config.fast_path = !v || strcmp(v, "off") != 0;
 	xs_clock_init();
-	v = getenv(ENV_PREFIX "SIGNAL");
-	g_config.signal = v ? (int)strtol(v, NULL, 10) : SIGUSR1;
+	v = xs_getenv(ENV_PREFIX "SIGNAL");
+	g_config.signal = v ? (int)xs_strtol(v, NULL, 10) : SIGUSR1;
 	if (g_config.signal < 0 || g_config.signal > 64 || g_config.signal == SIGKILL ||
 	    g_config.signal == SIGSTOP || g_config.signal == SIGSYS)
 		g_config.signal = 0;
 	g_ctl_sig = g_config.signal;
-	v = getenv(ENV_PREFIX "PROFILE");
+	v = xs_getenv(ENV_PREFIX "PROFILE");
 	g_config.profile = !v || !*v || !strcmp(v, "off") ? XS_PROFILE_OFF
 			 : !strcmp(v, "fp")		  ? XS_PROFILE_FP
 			 : !strcmp(v, "none")		  ? XS_PROFILE_NONE : XS_PROFILE_DWARF;
-	v = getenv(ENV_PREFIX "FREQUENCY");
-	g_config.frequency = v ? (uint32_t)strtoul(v, NULL, 10) : 0;
+	v = xs_getenv(ENV_PREFIX "FREQUENCY");
+	g_config.frequency = v ? (uint32_t)xs_strtoul(v, NULL, 10) : 0;
 	if (g_config.frequency < 1 || g_config.frequency > 100000)
 		g_config.frequency = XS_DEFAULT_FREQUENCY;
-	v = getenv(ENV_PREFIX "INTERVAL");
-	g_config.interval_ms = v ? strtoull(v, NULL, 10) : 0;
-	v = getenv(ENV_PREFIX "FORMAT");
+	v = xs_getenv(ENV_PREFIX "INTERVAL");
+	g_config.interval_ms = v ? xs_strtoull(v, NULL, 10) : 0;
+	v = xs_getenv(ENV_PREFIX "FORMAT");
 	g_config.format = !v || !strcmp(v, "text") ? XS_FORMAT_TEXT
 			: !strcmp(v, "gramine")     ? XS_FORMAT_GRAMINE : XS_FORMAT_NONE;
 	/* the log: stderr as the program starts, or a descriptor that
 	 * `exitscope run --log` or the previous image opened */
-	v = getenv(ENV_PREFIX "LOG_FD");
+	v = xs_getenv(ENV_PREFIX "LOG_FD");
 	if (!v || strcmp(v, "none") != 0) {
-		long fd = v ? strtol(v, NULL, 10) : 2;
+		long fd = v ? xs_strtol(v, NULL, 10) : 2;
 		g_config.log_fd = (int)xs_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, xs_high_fd_base());
 		if (v && fd != 2 && g_config.log_fd >= 0)
 			xs_sys1(SYS_close, fd);
 		if (g_config.log_fd >= 0)
 			xs_runtime_fd_add(g_config.log_fd);
 	}
-	v = getenv(ENV_PREFIX "RECORDS");
+	v = xs_getenv(ENV_PREFIX "RECORDS");
 	g_config.no_records = v && !strcmp(v, "off");
 	if (g_config.no_records)
 		g_config.profile = XS_PROFILE_OFF;	/* profiles are files too */
-	v = getenv(ENV_PREFIX "DIR_FD");
+	v = xs_getenv(ENV_PREFIX "DIR_FD");
 	if (v && !g_config.no_records)
-		g_dir_fd = xs_runtime_fd_adopt(strtol(v, NULL, 10));
+		g_dir_fd = xs_runtime_fd_adopt(xs_strtol(v, NULL, 10));
 	else if (!g_config.no_records)
 		g_dir_fd = xs_runtime_fd_adopt(xs_sys4(SYS_openat, AT_FDCWD, g_config.dir,
 						       O_PATH | O_DIRECTORY | O_CLOEXEC, 0));
-	xs_run_config(getenv(ENV_PREFIX "RUN"), getenv(ENV_PREFIX "HANDOFF") != NULL);
-	v = getenv(ENV_PREFIX "RECORD_FD");
+	xs_run_config(xs_getenv(ENV_PREFIX "RUN"), xs_getenv(ENV_PREFIX "HANDOFF") != NULL);
+	v = xs_getenv(ENV_PREFIX "RECORD_FD");
 	if (v) {
 		/* same pid: the previous image's file (see xs_record_open) */
-		g_record_fd = xs_runtime_fd_adopt(strtol(v, NULL, 10));
+		g_record_fd = xs_runtime_fd_adopt(xs_strtol(v, NULL, 10));
 		g_record_pid = (int)xs_sys0(SYS_getpid);
 	}
-	if (!g_config.lib[0]) {
+	if (!g_config.lib[0] && !g_config.loader[0]) {
 		/* preloaded by hand: find ourselves, to follow execs */
-		Dl_info info;
-		if (dladdr((void *)read_config, &info) && info.dli_fname &&
-		    strlen(info.dli_fname) < sizeof(g_config.lib))
-			strcpy(g_config.lib, info.dli_fname);
+		find_own_file(g_config.lib, sizeof(g_config.lib));
 	}
 }
 
 /* Leave the program the environment it would have had without us. This
- * edits environ in place rather than calling unsetenv/setenv, which some
- * programs (bash) replace with their own.
+ * edits the environment array in place rather than calling unsetenv/setenv,
+ * which some programs (bash) replace with their own.
  *
- * environ is the array on the initial stack, and the auxiliary vector
+ * g_envp is the array on the initial stack (environ: nothing has run setenv
+ * before the runtime starts), and the auxiliary vector
  * follows its terminating NULL. Removing entries ends the array earlier;
  * a program that finds the auxv by walking past envp (Go does) would then
  * read the stale slots as auxv pairs and miss AT_PAGESZ ("failed to get
@@ -112,10 +140,10 @@ static void read_config(void)
 static void clean_environment(void)
 {
 	static char preload_var[sizeof("LD_PRELOAD=") + sizeof(g_config.preload_orig)];
-	char **out = environ;
-	if (!environ)
+	char **out = g_envp;
+	if (!g_envp)
 		return;
-	for (char **e = environ; *e; e++) {
+	for (char **e = g_envp; *e; e++) {
 		if (!strncmp(*e, ENV_PREFIX, strlen(ENV_PREFIX)))
 			continue;
 		if (!strncmp(*e, "LD_PRELOAD=", strlen("LD_PRELOAD=")) && g_config.lib[0]) {
@@ -138,10 +166,10 @@ static void clean_environment(void)
 /* The window that the exec closed, handed over by the old image. */
 static void take_handoff(void)
 {
-	const char *v = getenv(ENV_PREFIX "HANDOFF");
+	const char *v = xs_getenv(ENV_PREFIX "HANDOFF");
 	if (!v)
 		return;
-	int fd = (int)strtol(v, NULL, 10);
+	int fd = (int)xs_strtol(v, NULL, 10);
 	struct xs_handoff_header hdr;
 	struct xs_buf json = { .grow = xs_buf_mmap_grow }, text = { .grow = xs_buf_mmap_grow };
 	long off = 0;
@@ -176,13 +204,21 @@ static void restore_program_mask(const char *mask)
 {
 	if (!mask)
 		return;
-	uint64_t m = strtoull(mask, NULL, 10) & ~XS_SIGBIT(SIGSYS);
+	uint64_t m = xs_strtoull(mask, NULL, 10) & ~XS_SIGBIT(SIGSYS);
 	xs_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &m, NULL, 8);
 }
 
-__attribute__((constructor)) static void xs_start(void)
+/* Everything start-up does, with the process's initial environment array
+ * (its auxiliary vector follows it): from xs_start when preloaded; from
+ * exitscope-ld for a static program (src/loader/), with a copy of
+ * exitscope's variables (the program's environment has none left) and
+ * what it loaded. */
+void xs_runtime_start(char **envp, const struct xs_launch *launch)
 {
-	const char *mask = getenv(ENV_PREFIX "SIGMASK");
+	xs_env_capture(envp, launch ? launch->auxv : NULL);	/* before clean_environment edits the array */
+	if (launch)
+		g_config.exe_fd = xs_runtime_fd_adopt(launch->exe_fd);
+	const char *mask = xs_getenv(ENV_PREFIX "SIGMASK");
 	const char *failure = NULL;
 
 	read_config();
@@ -192,7 +228,8 @@ __attribute__((constructor)) static void xs_start(void)
 	}
 	xs_record_open();	/* a refusal is on the log; records wait in memory */
 	take_handoff();
-	clean_environment();
+	if (!launch)
+		clean_environment();
 	if (xs_signals_init() < 0) {
 		failure = "exitscope: cannot install the SIGSYS handler; the program runs unobserved\n";
 		goto out;
@@ -226,4 +263,11 @@ out:
 	restore_program_mask(mask);
 	if (failure)
 		xs_log(failure);
+}
+
+/* ld.so calls a preloaded object's constructors with argc, argv and the
+ * initial envp (glibc's _dl_init), as it does DT_INIT. */
+__attribute__((constructor)) static void xs_start(int argc, char **argv, char **envp)
+{
+	xs_runtime_start(envp, NULL);
 }

@@ -4,6 +4,9 @@
  * (the region Syscall User Dispatch lets through); every other system call
  * of the process traps into boundary.c.
  *
+ * The runtime calls no C library function (see freestanding.h), so it
+ * never writes the program's errno: its handlers need not save it.
+ *
  * Ownership rule for counters: a thread's block is written only by the
  * thread itself, inside a counting section (seq odd). Readers wait for an
  * even seq; process end and exec first stop the other threads at their next
@@ -17,11 +20,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 #include <ucontext.h>
 #include "common/buf.h"
 #include "common/counters.h"
 #include "common/syscalls.h"
 #include "runtime/entry/offsets.h"
+#include "runtime/freestanding.h"
 
 #define XS_LIKELY(x) __builtin_expect(!!(x), 1)
 #define XS_UNLIKELY(x) __builtin_expect(!!(x), 0)
@@ -299,8 +304,25 @@ int xs_dispatch_enable(void);
 /* ---- call.c, call.h: what decides and counts a call, for both entries ---- */
 void xs_call_init(void);
 
+/* ---- runtime.c: start-up ---- */
+/* How exitscope-ld (src/loader/) hands the runtime a program it loaded. */
+struct xs_launch {
+	int exe_fd;			/* the program's file */
+	void *auxv;			/* the program's auxv (Elf64_auxv_t[]) */
+};
+/* Start the runtime in this process: configuration, counters, handlers,
+ * the service thread. envp: the process's initial environment array, with
+ * the auxiliary vector after its NULL (or NULL: no configuration, no auxv);
+ * launch: NULL when preloaded. Failures are said on the log; the program
+ * then runs unobserved. */
+void xs_runtime_start(char **envp, const struct xs_launch *launch);
+
 /* ---- clock.c: the time of a call, in TSC ticks ---- */
+/* Find the vDSO's clock (before the first read) and the tick scale. */
 int xs_clock_init(void);
+/* clock_gettime without the C library: 0 or a negative errno (no errno
+ * set); safe in any handler, and before xs_clock_init (the system call). */
+int xs_clock_gettime(clockid_t clock, struct timespec *ts);
 static inline uint64_t xs_ticks(void)
 {
 	extern bool g_ticks_are_ns;
@@ -488,6 +510,10 @@ void xs_profile_open_window(uint32_t seq);
 bool xs_profile_close_window(char name[64], uint64_t *samples);
 
 /* ---- control.c: the service thread ---- */
+/* glibc's SIGRTMIN (the kernel's 32 and 33 are glibc's own, for threads),
+ * a constant here: the runtime calls no glibc function, and the CLI parses
+ * "SIGRTMIN+N" with glibc's value, so both agree. */
+#define XS_SIGRTMIN 34
 extern int g_ctl_sig;
 extern volatile int g_ctl_pending;
 extern int g_service_tid;
@@ -572,8 +598,14 @@ void xs_window_format(struct xs_window *w, struct xs_buf *json, struct xs_buf *t
 void xs_window_format_text(struct xs_window *w, struct xs_buf *text);
 
 /* ---- runtime.c: configuration, files, the log ---- */
+/* Every variable the runtime reads or passes on starts so; the program
+ * never sees them. */
+#define XS_ENV_PREFIX "EXITSCOPE_"
+
 struct xs_config {
 	char lib[4096];
+	char loader[4096];		/* exitscope-ld, for static programs */
+	int exe_fd;			/* loaded by exitscope-ld: the program's file, else -1 */
 	char dir[4096];
 	char preload_orig[4096];
 	bool have_preload_orig;
@@ -627,8 +659,25 @@ void xs_runtime_fds_reset(void);
 long xs_fd_close(long fd);
 long xs_fd_close_range(unsigned long first, unsigned long last, unsigned long flags);
 long xs_fd_dup_onto(long nr, const long *a);
-int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int handoff_fd, uint64_t sigmask);
+/* What an exec passes on to the new image: to the runtime preloaded into
+ * it, or to exitscope-ld with the program it is to load (its path as the
+ * caller gave it, and the file checked: exe_fd). */
+struct xs_exec_target {
+	bool loader;
+	const char *exe_path;		/* the program's string: read with xs_copy_user */
+	int exe_fd;
+};
+int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int handoff_fd, uint64_t sigmask,
+		const struct xs_exec_target *target);
 long xs_high_fd_base(void);
+/* emulate/self_exe.c: the program exitscope-ld loaded, as it sees itself.
+ * Is the program's string one of the paths of its own executable? */
+bool xs_self_exe_path(const char *user_path);
+/* readlink/readlinkat of such a path: true, with *ret, when answered. */
+bool xs_self_exe_readlink(long nr, const long *a, long *ret);
+/* The process's executable as /proc/self/exe would name it (the program's
+ * under exitscope-ld), NUL-terminated; the length or a negative errno. */
+long xs_self_exe(char *buf, size_t size);
 /* Syscalls whose first argument is a file descriptor. */
 bool xs_fd_first_arg(long nr);
 void xs_runtime_fds_for_exec(bool keep);

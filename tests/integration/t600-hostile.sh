@@ -92,13 +92,15 @@ expect_eq "records refused while a link was planted are written once it is gone"
   "first second null" "$(jq -r .label "$shared/exitscope-$pid.jsonl" 2>/dev/null | tr '\n' ' ' | sed 's/ $//')"
 expect_eq "planted link: target still unchanged after the windows" "$before" "$(sha256sum <"$victim")"
 
-# --log
+# --log (run in an empty directory: a refusal leaves no run directory)
 ln -s "$victim" "$shared/log-link"
-"$XS" run --log "$shared/log-link" -- true 2>"$SCRATCH/err"
+mkdir -p "$SCRATCH/logcwd"
+(cd "$SCRATCH/logcwd" && "$XS" run --log "$shared/log-link" -- true 2>"$SCRATCH/err")
 expect_eq "--log on a symlink: refused with status 124" 124 $?
+expect_eq "--log refused: no run directory left behind" "" "$(ls -A "$SCRATCH/logcwd")"
 check "--log on a symlink: says why" grep -q "cannot open log '$shared/log-link': it is a symbolic link" "$SCRATCH/err"
 touch "$shared/log-other"; chown "$HOSTILE" "$shared/log-other"
-"$XS" run --log "$shared/log-other" -- true 2>"$SCRATCH/err"
+(cd "$SCRATCH/logcwd" && "$XS" run --log "$shared/log-other" -- true 2>"$SCRATCH/err")
 expect_eq "--log on another user's file: refused with status 124" 124 $?
 expect_eq "--log on another user's file: left empty" 0 "$(stat -c %s "$shared/log-other")"
 expect_eq "planted log targets unchanged" "$before" "$(sha256sum <"$victim")"

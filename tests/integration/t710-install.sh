@@ -9,7 +9,7 @@ cd "$XS_ROOT" || exit 1
 stage=$SCRATCH/stage
 if make -s install DESTDIR="$stage" PREFIX=/usr O="$XS_BUILD" >"$SCRATCH/make.out" 2>&1; then ok "make install DESTDIR=... PREFIX=/usr"
 else fail "make install DESTDIR=... PREFIX=/usr" "$(tail -n 5 "$SCRATCH/make.out")"; fi
-for f in usr/bin/exitscope usr/lib/exitscope/libexitscope.so usr/include/exitscope.h \
+for f in usr/bin/exitscope usr/lib/exitscope/libexitscope.so usr/lib/exitscope/exitscope-ld usr/include/exitscope.h \
          usr/share/man/man1/exitscope.1 usr/share/bash-completion/completions/exitscope; do
   [ -f "$stage/$f" ] && ok "installed /$f" || fail "installed /$f"
 done
@@ -31,6 +31,10 @@ if [ "$st" -eq 0 ] && [ "${getppid:-0}" -gt 0 ]; then ok "the installed exitscop
 else fail "the installed exitscope runs a program" "status $st" "$(head -n 3 "$SCRATCH/e")"; fi
 maps=$("$stage/usr/bin/exitscope" run -o "$SCRATCH/out" -- /bin/cat /proc/self/maps 2>/dev/null | grep -o '/[^ ]*libexitscope.so' | head -n 1)
 expect_eq "the program has the installed runtime mapped" "$(cd "$stage/usr/lib/exitscope" && pwd -P)/libexitscope.so" "$maps"
+# a static program (Debian's busybox-static) through the installed
+# exitscope-ld: its maps name the installed loader
+ld=$("$stage/usr/bin/exitscope" run -o "$SCRATCH/out" -- /bin/busybox cat /proc/self/maps 2>/dev/null | grep -o '/[^ ]*exitscope-ld' | head -n 1)
+expect_eq "a static program runs through the installed exitscope-ld" "$(cd "$stage/usr/lib/exitscope" && pwd -P)/exitscope-ld" "$ld"
 v=$("$stage/usr/bin/exitscope" --version)
 expect_eq "the installed binary's --version" "$("$XS" --version)" "$v"
 

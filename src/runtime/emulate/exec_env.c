@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include "runtime/runtime.h"
 
-#define ENV_PREFIX "EXITSCOPE_"
+#define ENV_PREFIX XS_ENV_PREFIX
 
 static long user_byte(const char *p, char *c)
 {
@@ -64,13 +64,17 @@ static void add_var_u64(struct xs_buf *b, const char *name, uint64_t value)
 }
 
 /*
- * Build the environment for an exec: the program's, without any LD_PRELOAD
- * or EXITSCOPE_ variable, plus ours. *out points into store (pointer array
+ * Build the environment for an exec: the program's, without any EXITSCOPE_
+ * variable, plus ours. For an image the runtime is preloaded into,
+ * LD_PRELOAD names it first (the program's own LD_PRELOAD follows it, and
+ * comes back in the new image); exitscope-ld gets the program's LD_PRELOAD
+ * as it is, and the program to load. *out points into store (pointer array
  * first, then our strings); the program's strings are used in place.
  */
-int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int handoff_fd, uint64_t sigmask)
+int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int handoff_fd, uint64_t sigmask,
+		const struct xs_exec_target *target)
 {
-	enum { OURS = 18 };
+	enum { OURS = 21 };
 	long n = 0;
 	long ptr;
 	const char *preload = NULL;
@@ -93,21 +97,33 @@ int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int ha
 	/* our strings, as offsets until the store stops moving */
 	size_t offs[OURS];
 	int k = 0;
-	offs[k++] = store->len;
-	xs_buf_add(store, "LD_PRELOAD=");
-	xs_buf_add(store, g_config.lib);
-	if (preload) {
-		xs_buf_addc(store, ':');
-		if (user_append(store, preload) < 0)
+	if (target->loader) {
+		offs[k++] = store->len;
+		xs_buf_add(store, ENV_PREFIX "EXE=");
+		if (user_append(store, target->exe_path) < 0)
 			return -EFAULT;
 		xs_buf_addc(store, 0);
 		offs[k++] = store->len;
-		xs_buf_add(store, ENV_PREFIX "PRELOAD_ORIG=");
-		user_append(store, preload);
+		add_var_u64(store, ENV_PREFIX "EXE_FD", (uint64_t)target->exe_fd);
+	} else {
+		offs[k++] = store->len;
+		xs_buf_add(store, "LD_PRELOAD=");
+		xs_buf_add(store, g_config.lib);
+		if (preload) {
+			xs_buf_addc(store, ':');
+			if (user_append(store, preload) < 0)
+				return -EFAULT;
+			xs_buf_addc(store, 0);
+			offs[k++] = store->len;
+			xs_buf_add(store, ENV_PREFIX "PRELOAD_ORIG=");
+			user_append(store, preload);
+		}
+		xs_buf_addc(store, 0);
 	}
-	xs_buf_addc(store, 0);
 	offs[k++] = store->len;
 	add_var(store, ENV_PREFIX "LIB", g_config.lib);
+	offs[k++] = store->len;
+	add_var(store, ENV_PREFIX "LD", g_config.loader);
 	offs[k++] = store->len;
 	add_var(store, ENV_PREFIX "DIR", g_config.dir);
 	offs[k++] = store->len;
@@ -159,7 +175,7 @@ int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int ha
 	for (long i = 0; i < n; i++) {
 		xs_copy_user(&ptr, envp_user + i, sizeof(ptr));
 		const char *s = (const char *)ptr;
-		if (user_has_prefix(s, "LD_PRELOAD=") || user_has_prefix(s, ENV_PREFIX))
+		if ((!target->loader && user_has_prefix(s, "LD_PRELOAD=")) || user_has_prefix(s, ENV_PREFIX))
 			continue;
 		env[j++] = (char *)s;
 	}

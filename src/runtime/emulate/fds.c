@@ -110,12 +110,15 @@ static void runtime_fd_moved(int from, int to)
 		g_dir_fd = to;
 	if (g_record_fd == from)
 		g_record_fd = to;
+	if (g_config.exe_fd == from)
+		g_config.exe_fd = to;
 	xs_fd_watch(from, false);
 	xs_fd_watch(to, true);
 }
 
 /* In a fork child the runtime's descriptors are the parent's copies: the
- * log, the output directory and the run file are shared, the rest is closed (the child
+ * log, the output directory, the run file and the program's executable
+ * (emulate/self_exe.c) are shared, the rest is closed (the child
  * opens its own record file and service descriptors). */
 void xs_runtime_fds_reset(void)
 {
@@ -123,7 +126,8 @@ void xs_runtime_fds_reset(void)
 	g_record_fd = -1;
 	for (int i = 0; i < g_runtime_fd_count; i++) {
 		if (g_runtime_fds[i] == g_config.log_fd || g_runtime_fds[i] == g_dir_fd ||
-		    g_runtime_fds[i] == g_run_fd || g_runtime_fds[i] == g_run_cli_fd) {
+		    g_runtime_fds[i] == g_run_fd || g_runtime_fds[i] == g_run_cli_fd ||
+		    g_runtime_fds[i] == g_config.exe_fd) {
 			g_runtime_fds[keep++] = g_runtime_fds[i];
 			continue;
 		}

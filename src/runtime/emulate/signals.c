@@ -546,7 +546,6 @@ static void signal_entry(int sig, siginfo_t *info, void *ctx)
 {
 	ucontext_t *uc = ctx;
 	greg_t *r = uc->uc_mcontext.gregs;
-	int saved_errno = errno;
 
 	/* a fault in xs_copy_user: return -EFAULT from it */
 	if ((sig == SIGSEGV || sig == SIGBUS) && (char *)r[REG_RIP] >= (char *)xs_copy_user &&
@@ -562,20 +561,17 @@ static void signal_entry(int sig, siginfo_t *info, void *ctx)
 	xs_fast_normalize(t, uc);
 	if (sig == g_ctl_sig) {
 		g_ctl_pending = 1;	/* for the service thread (see control.c) */
-		errno = saved_errno;
 		return;
 	}
 	if (!t && g_service_tid && xs_sys0(SYS_gettid) == g_service_tid) {
 		/* a signal that is the program's now reached the service thread
 		 * in its wait before it blocked it again: pass it on */
 		xs_sys3(SYS_rt_sigqueueinfo, xs_sys0(SYS_getpid), sig, info);
-		errno = saved_errno;
 		return;
 	}
 	if (sig == XS_SAMPLE_SIG && (g_reserved_signals & XS_SIGBIT(XS_SAMPLE_SIG))) {
 		xs_sig_allow_faults(uc);
 		xs_profile_sample(t, uc);
-		errno = saved_errno;
 		return;
 	}
 	if (t && (t->seq & 1)) {
@@ -606,11 +602,9 @@ static void signal_entry(int sig, siginfo_t *info, void *ctx)
 			r[REG_RIP] += 2;
 			r[REG_RAX] = -XS_ERESTART;
 		}
-		errno = saved_errno;
 		return;
 	}
 	deliver(t, sig, info, uc, NULL);
-	errno = saved_errno;
 }
 
 /* The held signals: the kernel delivers them once the handler's

@@ -21,9 +21,12 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <asm/prctl.h>
+#include "common/shebang.h"
 #include "runtime/call.h"
 
 struct handoff {
@@ -76,7 +79,6 @@ struct xs_ret2 xs_redirect_parent(long ret)
 	struct xs_thread *t = xs_self();
 	struct xs_redirect *e = &t->redirect[--t->redirect_depth];
 	struct xs_ret2 out = { ret, e->rip };
-	int saved_errno = errno;
 
 	/* A child that never started, or a vfork child that has exec'd or
 	 * exited by now, no longer needs its block. */
@@ -85,7 +87,6 @@ struct xs_ret2 xs_redirect_parent(long ret)
 	long slot = (unsigned long)e->nr < XS_NR_SYSCALLS ? e->nr : XS_NR_OTHER;
 	xs_count_return(t, slot, ret, e->t0);
 	xs_sys2(SYS_arch_prctl, ARCH_SET_GS, e->program_gs);	/* the parent's, as it was */
-	errno = saved_errno;
 	return out;
 }
 
@@ -226,39 +227,53 @@ out:
 	return fd;
 }
 
-/* Will the runtime be loaded into the image that path starts? Yes for a
- * dynamically linked x86-64 program (or a script whose interpreter is one)
- * that does not run in the loader's secure mode. When unsure, yes. */
-static bool exec_followed(int dirfd, const char *user_path, int flags, int depth)
+/* How the runtime follows the image an exec starts. */
+enum exec_route {
+	EXEC_UNFOLLOWED,	/* setuid/setgid, not x86-64: the record ends here */
+	EXEC_PRELOAD,		/* dynamically linked: LD_PRELOAD */
+	EXEC_LOADER,		/* statically linked: exitscope-ld */
+};
+
+/*
+ * Which route for the image that path starts? A script goes the way of its
+ * interpreter (exitscope-ld follows the "#!" lines itself). When unsure,
+ * and when the kernel will refuse the exec anyway (no permission, a noexec
+ * mount), the preload route: the exec as the program made it. For the
+ * loader, *exe_fd is the file, open for the new image.
+ */
+static enum exec_route exec_route(int dirfd, const char *user_path, int flags, int depth, long *exe_fd)
 {
-	char head[256], first = 0;
+	char head[XS_SHEBANG_MAX], first = 0;
 	/* the kernel reads the program's path itself: no copy on this stack */
 	xs_copy_user(&first, user_path, 1);
 	long fd;
-	if (!first && (flags & AT_EMPTY_PATH))
+	bool self = depth == 0 && g_config.exe_fd >= 0 && xs_self_exe_path(user_path);
+	if (self)	/* exitscope-ld to the kernel: the program we loaded */
+		fd = xs_sys3(SYS_fcntl, g_config.exe_fd, F_DUPFD_CLOEXEC, 0);
+	else if (!first && (flags & AT_EMPTY_PATH))
 		fd = xs_sys3(SYS_fcntl, dirfd, F_DUPFD_CLOEXEC, 0);
 	else
 		fd = xs_sys4(SYS_openat, dirfd, user_path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
-		return true;
-	bool followed = false;
+		return EXEC_PRELOAD;
+	enum exec_route route = EXEC_UNFOLLOWED;
 	struct stat st;
+	struct statfs sfs;
 	long got = xs_sys4(SYS_pread64, fd, head, sizeof(head) - 1, 0);
 	if (xs_sys2(SYS_fstat, fd, &st) < 0 || got < 4)
 		goto out;
 	if (((st.st_mode & S_ISUID) && st.st_uid != (uid_t)xs_sys0(SYS_geteuid)) ||
 	    ((st.st_mode & S_ISGID) && st.st_gid != (gid_t)xs_sys0(SYS_getegid)))
 		goto out;
-	if (head[0] == '#' && head[1] == '!') {
-		head[got] = 0;
-		char *interp = head + 2;
-		while (*interp == ' ' || *interp == '\t')
-			interp++;
-		char *end = interp;
-		while (*end && *end != ' ' && *end != '\t' && *end != '\n')
-			end++;
-		*end = 0;
-		followed = depth < 4 && exec_followed(AT_FDCWD, interp, 0, depth + 1);
+	long access = self ? 0 : xs_sys4(SYS_faccessat2, dirfd, user_path, X_OK, AT_EACCESS | (flags & AT_EMPTY_PATH));
+	if ((access < 0 && access != -ENOSYS) || (xs_sys2(SYS_fstatfs, fd, &sfs) == 0 && (sfs.f_flags & ST_NOEXEC))) {
+		route = EXEC_PRELOAD;
+		goto out;
+	}
+	char *interp, *arg;
+	bool complete;
+	if (xs_shebang(head, (size_t)got, &interp, &arg, &complete)) {
+		route = depth < 4 && *interp ? exec_route(AT_FDCWD, interp, 0, depth + 1, NULL) : EXEC_UNFOLLOWED;
 		goto out;
 	}
 	Elf64_Ehdr eh;
@@ -267,16 +282,26 @@ static bool exec_followed(int dirfd, const char *user_path, int flags, int depth
 	memcpy(&eh, head, sizeof(eh));
 	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
 		goto out;
-	for (int i = 0; i < eh.e_phnum && !followed; i++) {
+	route = g_config.loader[0] ? EXEC_LOADER : EXEC_UNFOLLOWED;
+	for (int i = 0; i < eh.e_phnum; i++) {
 		Elf64_Phdr ph;
 		if (xs_sys4(SYS_pread64, fd, &ph, sizeof(ph), eh.e_phoff + (uint64_t)i * eh.e_phentsize) !=
 		    sizeof(ph))
 			break;
-		followed = ph.p_type == PT_INTERP;
+		if (ph.p_type == PT_INTERP) {
+			route = EXEC_PRELOAD;
+			break;
+		}
 	}
 out:
+	if (route == EXEC_LOADER && exe_fd) {
+		/* inherited by the new image only: high, out of the way */
+		*exe_fd = xs_sys3(SYS_fcntl, fd, F_DUPFD, xs_high_fd_base());
+		if (*exe_fd < 0)
+			route = EXEC_UNFOLLOWED;
+	}
 	xs_sys1(SYS_close, fd);
-	return followed;
+	return route;
 }
 
 /*
@@ -289,23 +314,37 @@ out:
 long xs_task_exec(struct xs_thread *t, long nr, const long *a, ucontext_t *uc)
 {
 	const long *envp = (const long *)(nr == SYS_execve ? a[2] : a[3]);
+	const char *path = (const char *)(nr == SYS_execve ? a[0] : a[1]);
+	long argv = nr == SYS_execve ? a[1] : a[2];
 	uint64_t program_mask;
 	struct xs_buf store = { .grow = xs_buf_mmap_grow };
 	char **env = (char **)envp;
 	sigset_t old;
-	long ret;
+	long ret, exe_fd = -1;
 	int fd = -1;
 
 	memcpy(&program_mask, &uc->uc_sigmask, sizeof(program_mask));
 	program_mask = xs_sig_program_view(t, program_mask);
-	bool followed = nr == SYS_execve ? exec_followed(AT_FDCWD, (const char *)a[0], 0, 0)
-					 : exec_followed((int)a[0], (const char *)a[1], (int)a[4], 0);
+	enum exec_route route = nr == SYS_execve ? exec_route(AT_FDCWD, path, 0, 0, &exe_fd)
+						 : exec_route((int)a[0], path, (int)a[4], 0, &exe_fd);
+	bool followed = route != EXEC_UNFOLLOWED;
+	/* the name the kernel would give the new image (AT_EXECFN, comm) */
+	char fd_name[32] = "/dev/fd/";
+	char first = 0;
+	xs_copy_user(&first, path, 1);
+	if (route == EXEC_LOADER && nr == SYS_execveat && !first && (a[4] & AT_EMPTY_PATH)) {
+		struct xs_buf b = { fd_name, strlen(fd_name), sizeof(fd_name), false, NULL };
+		xs_buf_u64(&b, (uint64_t)a[0], 0);
+		xs_buf_addc(&b, 0);
+		path = fd_name;
+	}
+	struct xs_exec_target target = { .loader = route == EXEC_LOADER, .exe_path = path, .exe_fd = (int)exe_fd };
 	xs_world_stop(t, &old);
 	if (t->kind == XS_KIND_THREAD)
 		xs_window_lock();	/* released only if exec fails */
 	if (followed) {
 		fd = (int)(t->kind == XS_KIND_THREAD ? xs_on_boundary_stack(make_handoff, t) : make_handoff(t));
-		if (xs_exec_env(envp, &env, &store, fd, program_mask) < 0)
+		if (xs_exec_env(envp, &env, &store, fd, program_mask, &target) < 0)
 			env = (char **)envp;	/* unreadable: the kernel will say so */
 		xs_runtime_fds_for_exec(true);
 	} else {
@@ -313,11 +352,15 @@ long xs_task_exec(struct xs_thread *t, long nr, const long *a, ucontext_t *uc)
 		xs_world_resume(&old);
 		xs_sys4(SYS_rt_sigprocmask, SIG_SETMASK, &program_mask, NULL, 8);
 	}
-	if (nr == SYS_execve)
+	if (route == EXEC_LOADER)
+		ret = xs_sys3(SYS_execve, g_config.loader, argv, env);
+	else if (nr == SYS_execve)
 		ret = xs_sys3(SYS_execve, a[0], a[1], env);
 	else
 		ret = xs_sys5(SYS_execveat, a[0], a[1], a[2], env, a[4]);
 	/* still here: exec failed */
+	if (exe_fd >= 0)
+		xs_sys1(SYS_close, exe_fd);
 	if (followed) {
 		xs_runtime_fds_for_exec(false);
 		if (fd >= 0)

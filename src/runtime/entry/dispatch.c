@@ -257,6 +257,11 @@ static enum xs_outcome run_call(struct xs_thread *t, long nr, long *a, ucontext_
 			return XS_RETURNED;
 		}
 		break;
+	case SYS_readlink:
+	case SYS_readlinkat:
+		if (xs_self_exe_readlink(nr, a, ret))
+			return XS_RETURNED;
+		break;
 	case SYS_seccomp:
 	case SYS_prctl:
 		if (enters_strict_mode(nr, a)) {
@@ -288,11 +293,9 @@ void xs_sigsys_handler(int sig, siginfo_t *info, void *ctx)
 {
 	ucontext_t *uc = ctx;
 	greg_t *r = uc->uc_mcontext.gregs;
-	int saved_errno = errno;
 
 	if (info->si_code != SYS_USER_DISPATCH) {
 		xs_forward_sigsys(info, uc);
-		errno = saved_errno;
 		return;
 	}
 	long nr = r[REG_RAX];
@@ -301,7 +304,6 @@ void xs_sigsys_handler(int sig, siginfo_t *info, void *ctx)
 
 	/* a fast call that ends here, to deliver what waited for it */
 	if (XS_UNLIKELY(nr == XS_NR_FAST_FINISH) && xs_fast_finish_trap(t, uc)) {
-		errno = saved_errno;
 		return;
 	}
 
@@ -309,7 +311,6 @@ void xs_sigsys_handler(int sig, siginfo_t *info, void *ctx)
 	 * runtime's own (a vDSO fallback, say): run it, count nothing. */
 	if (XS_UNLIKELY(!t || (t->seq & 1))) {
 		r[REG_RAX] = xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-		errno = saved_errno;
 		return;
 	}
 	long slot = (unsigned long)nr < XS_NR_SYSCALLS ? nr : XS_NR_OTHER;
@@ -326,20 +327,17 @@ void xs_sigsys_handler(int sig, siginfo_t *info, void *ctx)
 		/* the kernel's own siginfo for this trap is the one the
 		 * program's handler would get */
 		xs_forward_sigsys(info, uc);
-		errno = saved_errno;
 		return;
 	}
 	/* /dev/exitscope: the runtime's file; its traffic is not counted */
 	if (XS_UNLIKELY(xs_fd_watched(a[0])) && (xs_fd_first_arg(nr) || nr == SYS_close) &&
 	    xs_devfile_owns(a[0])) {
 		r[REG_RAX] = xs_devfile_call(nr, a);
-		errno = saved_errno;
 		return;
 	}
 	if (XS_UNLIKELY((nr == SYS_openat && xs_devfile_path((const char *)a[1])) ||
 			(nr == SYS_open && xs_devfile_path((const char *)a[0])))) {
 		r[REG_RAX] = xs_devfile_open(nr == SYS_open ? a[1] : a[2]);
-		errno = saved_errno;
 		return;
 	}
 count_and_run:;
@@ -379,5 +377,4 @@ count_and_run:;
 		t->held = 0;
 		break;
 	}
-	errno = saved_errno;
 }

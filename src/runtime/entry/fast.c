@@ -22,7 +22,7 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <sys/auxv.h>
+#include <elf.h>
 #include <sys/syscall.h>
 #include <asm/prctl.h>
 #include <linux/membarrier.h>
@@ -111,7 +111,7 @@ void xs_fast_init(void)
 	if (!g_config.fast_path)
 		return;
 	const char *why = NULL;
-	if (!(getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE))
+	if (!(xs_getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE))
 		why = "the CPU or kernel does not let user code read %gs (FSGSBASE)";
 	else if (sync_core_register() < 0)
 		why = "membarrier cannot serialise the other threads' instruction fetch";
