@@ -82,6 +82,7 @@ enum xs_fate { XS_FATE_NONE = 0, XS_FATE_EXIT, XS_FATE_KILLED };
  * (see boundary.S): what its return path needs. */
 struct xs_redirect {
 	void *rip;
+	unsigned long rsp, rbp;		/* the program's, for profile samples taken on the way */
 	unsigned long program_gs;	/* the program's %gs base, put back after the stub */
 	long nr;
 	uint64_t t0;

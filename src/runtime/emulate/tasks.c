@@ -77,7 +77,7 @@ void *xs_child_start_shared(void)
 struct xs_ret2 xs_redirect_parent(long ret)
 {
 	struct xs_thread *t = xs_self();
-	struct xs_redirect *e = &t->redirect[--t->redirect_depth];
+	struct xs_redirect *e = &t->redirect[t->redirect_depth - 1];
 	struct xs_ret2 out = { ret, e->rip };
 
 	/* A child that never started, or a vfork child that has exec'd or
@@ -87,6 +87,7 @@ struct xs_ret2 xs_redirect_parent(long ret)
 	long slot = (unsigned long)e->nr < XS_NR_SYSCALLS ? e->nr : XS_NR_OTHER;
 	xs_count_return(t, slot, ret, e->t0);
 	xs_sys2(SYS_arch_prctl, ARCH_SET_GS, e->program_gs);	/* the parent's, as it was */
+	t->redirect_depth--;	/* last: until here a sample is the program's call (profile/sampler.c) */
 	return out;
 }
 
@@ -157,6 +158,8 @@ enum xs_outcome xs_task_clone(struct xs_thread *t, long nr, const long *a, ucont
 	}
 	struct xs_redirect *e = &t->redirect[t->redirect_depth];
 	e->rip = (void *)r[REG_RIP];
+	e->rsp = (unsigned long)r[REG_RSP];
+	e->rbp = (unsigned long)r[REG_RBP];
 	e->nr = nr;
 	e->t0 = t0;
 	e->child = child;

@@ -119,15 +119,53 @@ static uint32_t copy_stack(void *dst, uint64_t sp, uint32_t size)
 	return done;
 }
 
+/* The runtime's own code (the linker's bounds of this object's text). */
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+extern const char __etext[] __attribute__((visibility("hidden")));
+
+/*
+ * A clone or vfork that the runtime continues in the program's context
+ * (boundary.S's stubs, then xs_redirect_parent) runs runtime code with the
+ * program's signal mask, so samples land there, the clone's kernel time
+ * among them (delivered at the stub's first instruction). While the
+ * redirect is pending they are the program's call: its syscall, its stack
+ * and frame pointer as they were. The few instructions of the stub after
+ * that (back to the program) have no frame to name: lost, which the
+ * profile says, rather than the runtime's.
+ */
+enum redirect_sample { NOT_REDIRECT, REDIRECT_CALL, REDIRECT_LOST };
+
+static enum redirect_sample redirect_sample(const struct xs_thread *t, const greg_t *g, greg_t out[NGREG])
+{
+	uint64_t ip = (uint64_t)g[REG_RIP];
+	if (ip < (uint64_t)__ehdr_start || ip >= (uint64_t)__etext)
+		return NOT_REDIRECT;
+	if (!t->redirect_depth)
+		return ip >= (uint64_t)xs_region_start && ip < (uint64_t)xs_region_end ? REDIRECT_LOST : NOT_REDIRECT;
+	const struct xs_redirect *e = &t->redirect[t->redirect_depth - 1];
+	memcpy(out, g, sizeof(greg_t) * NGREG);
+	out[REG_RIP] = (greg_t)((char *)e->rip - 2);
+	out[REG_RSP] = (greg_t)e->rsp;
+	out[REG_RBP] = (greg_t)e->rbp;
+	return REDIRECT_CALL;
+}
+
 void xs_profile_sample(struct xs_thread *t, ucontext_t *uc)
 {
 	if (!t || !g_rings || t->ring_busy)
 		return;
 	struct ring *r = ring_of(t);
 	const greg_t *g = uc->uc_mcontext.gregs;	/* the program's: see the top of the file */
-	greg_t fast_regs[NGREG];
-	if (xs_fast_program_regs(t, uc, fast_regs))
-		g = fast_regs;	/* inside the fast entry: at the program's call */
+	greg_t program_regs[NGREG];
+	enum redirect_sample redirect;
+	if (xs_fast_program_regs(t, uc, program_regs)) {
+		g = program_regs;	/* inside the fast entry: at the program's call */
+	} else if ((redirect = redirect_sample(t, g, program_regs)) == REDIRECT_CALL) {
+		g = program_regs;
+	} else if (redirect == REDIRECT_LOST) {
+		r->lost++;
+		return;
+	}
 	t->ring_busy = 1;
 	uint32_t size = sizeof(struct ring_rec);
 	if (g_config.profile == XS_PROFILE_FP)
