@@ -184,6 +184,7 @@ target fork
 target dlopen
 target jit
 target straddle
+target regmov 50000
 
 # ---- real programs: output and counts per system call, fast vs no-fast ----
 # program NAME WINDOW CMD...: WINDOW is a label whose window is compared, or

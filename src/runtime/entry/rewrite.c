@@ -9,9 +9,16 @@
  *                    the same, with the number taken from rax at run time;
  *   31 c0 0f 05      xor %eax,%eax; syscall  (glibc's read)
  *                    the 2-byte xor becomes `jmp rel8` to alignment padding
- *                    within reach (a multi-byte nop right after a `ret`,
- *                    ending on a 16-byte boundary: never executed), which
- *                    becomes `jmp rel32` to the stub.
+ *                    within reach (multi-byte nops or int3s right after a
+ *                    `ret`, ending on a 16-byte boundary: never executed),
+ *                    which becomes `jmp rel32` to the stub;
+ *   [REX] 89|8b /r 0f 05   a register-to-register mov; syscall  (Go's
+ *                    Syscall6 `mov %rbx,%rdi`, musl's and glibc's
+ *                    `mov %r9,%rax`...): the same way as the xor, with the
+ *                    number in rax at run time. Before the bytes are
+ *                    trusted to be that mov (and not the tail of a longer
+ *                    instruction), the trap's registers must show its
+ *                    effect: destination == source.
  *
  * The `syscall` stays in place, so a thread that reaches it directly (a call
  * the kernel restarts, code that jumps to it, a thread stopped between the
@@ -38,7 +45,7 @@
 #include <linux/membarrier.h>
 #include "runtime/call.h"
 
-enum site_kind { SITE_MOV, SITE_XOR, SITE_GENERIC };
+enum site_kind { SITE_MOV, SITE_XOR, SITE_GENERIC, SITE_REGMOV };
 
 /* syscall(2)'s last instruction before its syscall: the number is in rax
  * already, and this one moves it into the stub unchanged. */
@@ -298,6 +305,15 @@ static unsigned nop_length(const unsigned char *p)
 	return 0;
 }
 
+/* int3 bytes from p (Go's linker pads functions with them). */
+static unsigned int3_run(const unsigned char *p, const unsigned char *end)
+{
+	unsigned n = 0;
+	while (p + n < end && p[n] == 0xcc)
+		n++;
+	return n;
+}
+
 static unsigned long find_padding(unsigned long from)
 {
 	unsigned char code[320];
@@ -308,6 +324,9 @@ static unsigned long find_padding(unsigned long from)
 		const unsigned char *c = code + (p - lo);
 		if (c[-1] != 0xc3)
 			continue;
+		unsigned traps = int3_run(c, code + sizeof(code));
+		if (traps >= 5 && !((p + traps) & 15))
+			return p;
 		unsigned first = nop_length(c);
 		if (first < 5)
 			continue;
@@ -346,9 +365,13 @@ static bool rewrite_five(unsigned long site, const unsigned char set_eax[5])
 	return ok;
 }
 
-static bool rewrite_xor(unsigned long site)
+/* A 2- or 3-byte instruction right before the syscall (len), replaced by
+ * a `jmp rel8` to padding that jumps on to the stub; the stub runs the
+ * instruction (insn: its bytes, filled with a nop to 5). The jump takes
+ * the instruction's first two bytes: a third is never reached (no thread
+ * can be inside an instruction), and the syscall stays. */
+static bool rewrite_short(unsigned long site, unsigned len, const unsigned char insn[5])
 {
-	static const unsigned char set_eax[5] = { 0x31, 0xc0, 0x0f, 0x1f, 0x00 };	/* xor; nopl (%rax) */
 	unsigned long pad = find_padding(site + 2);
 	if (!pad)
 		return false;
@@ -357,7 +380,7 @@ static bool rewrite_xor(unsigned long site)
 	if (!open_window(&w, lo, hi - lo))
 		return false;
 	bool ok = false;
-	unsigned long stub = xs_stub_make(site, site + 2, set_eax);
+	unsigned long stub = xs_stub_make(site, site + len, insn);
 	if (stub) {
 		unsigned char jump[5], short_jump[2] = { 0xeb, (unsigned char)(int8_t)((long)pad - (long)(site + 2)) };
 		jump_rel32(jump, pad, stub);
@@ -370,11 +393,59 @@ static bool rewrite_xor(unsigned long site)
 	return ok;
 }
 
-void xs_rewrite_site(unsigned long rip, long nr)
+/* The register number (0 rax ... 15 r15) of a ModRM field. */
+#define MODRM_REG(modrm, rex) ((((modrm) >> 3) & 7) | (((rex) & 4) << 1))
+#define MODRM_RM(modrm, rex) (((modrm) & 7) | (((rex) & 1) << 3))
+
+/* Is b[0..len) (len 2 or 3) a mov between two registers whose source is
+ * not rcx or r11 (the stub has used them before it runs the mov)? */
+static bool reg_mov(const unsigned char *b, unsigned len, int *dst, int *src, bool *wide)
+{
+	unsigned rex = len == 3 ? b[0] : 0;
+	const unsigned char *op = b + (len == 3);
+	if ((len == 3 && (rex & 0xf0) != 0x40) || (op[0] != 0x89 && op[0] != 0x8b) || (op[1] & 0xc0) != 0xc0)
+		return false;
+	int reg = MODRM_REG(op[1], rex), rm = MODRM_RM(op[1], rex);
+	*src = op[0] == 0x89 ? reg : rm;
+	*dst = op[0] == 0x89 ? rm : reg;
+	*wide = rex & 8;
+	return *src != 1 && *src != 11;
+}
+
+/* A register's value at the trap, before the call: rax held the number. */
+static unsigned long trap_reg(const unsigned long *regs, long nr, int r)
+{
+	return r == 0 ? (unsigned long)nr : regs[r];
+}
+
+/* The instruction before a syscall, when it is a register-to-register mov
+ * that the trap's registers (regs, indexed like the ModRM field) show ran:
+ * its length (2 or 3), else 0. A REX byte before a 2-byte mov would make
+ * it a 3-byte one: such bytes are taken as 3 or not at all. */
+static unsigned regmov_site(const unsigned char b[5], const unsigned long *regs, long nr)
+{
+	for (unsigned len = 3; len >= 2; len--) {
+		int dst, src;
+		bool wide;
+		if (!reg_mov(b + 5 - len, len, &dst, &src, &wide)) {
+			if (len == 3 && (b[2] & 0xf0) == 0x40)
+				return 0;
+			continue;
+		}
+		unsigned long want = trap_reg(regs, nr, src);
+		if (!wide)
+			want = (uint32_t)want;
+		return trap_reg(regs, nr, dst) == want ? len : 0;
+	}
+	return 0;
+}
+
+void xs_rewrite_site(unsigned long rip, long nr, const unsigned long regs[16])
 {
 	unsigned char b[7];
 	unsigned long call_insn = rip - 2, site;
 	enum site_kind kind;
+	unsigned short_len = 2;
 	int32_t imm;
 
 	if (!g_fast_on)
@@ -393,6 +464,9 @@ void xs_rewrite_site(unsigned long rip, long nr)
 	} else if (nr == 0 && b[3] == 0x31 && b[4] == 0xc0) {
 		kind = SITE_XOR;
 		site = call_insn - 2;
+	} else if ((short_len = regmov_site(b, regs, nr))) {
+		kind = SITE_REGMOV;	/* the number is in rax: each call decides */
+		site = call_insn - short_len;
 	} else {
 		return;
 	}
@@ -403,9 +477,19 @@ void xs_rewrite_site(unsigned long rip, long nr)
 	xs_block_all_signals(&old);
 	xs_spin_lock(&g_proc->rewrite_lock);
 	/* another thread may have been first */
+	unsigned char before[5];
+	memcpy(before, b, 5);
 	if (xs_copy_user(b, (const void *)(call_insn - 5), 7) == 0 &&
-	    (kind == SITE_XOR ? (b[3] == 0x31 && b[4] == 0xc0) : b[0] == b0)) {
-		bool ok = kind == SITE_XOR ? rewrite_xor(site) : rewrite_five(site, b);
+	    (kind == SITE_MOV || kind == SITE_GENERIC ? b[0] == b0 : !memcmp(b, before, 5))) {
+		/* the short forms: the stub runs the instruction, then a nop
+		 * (nopl (%rax) after 2 bytes, xchg %ax,%ax after 3) */
+		unsigned char insn[5] = { 0x31, 0xc0, 0x0f, 0x1f, 0x00 };	/* xor %eax,%eax */
+		if (kind == SITE_REGMOV)
+			memcpy(insn, b + 5 - short_len, short_len);
+		if (short_len == 3)
+			insn[3] = 0x66, insn[4] = 0x90;
+		bool ok = kind == SITE_XOR || kind == SITE_REGMOV ? rewrite_short(site, short_len, insn)
+								  : rewrite_five(site, b);
 		if (!ok)
 			refuse(site);
 	}
