@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2016  # single quotes: the inner shell expands
 # t950: statically linked programs under exitscope's loader (issue 15).
-# Subjects, built here from tests/static/ or taken from Debian:
+# Subjects, built here from tests/static/ (the Go server from tests/stacks/goserver,
+# the source t800 builds with cgo) or taken from Debian:
 #  - st_prog (threads, a handled signal, file I/O, fork + exec of itself
 #    through /proc/self/exe) as gcc -static, gcc -static-pie and
 #    musl-gcc -static; a Rust program built with +crt-static;
@@ -43,7 +44,7 @@ build st_proc-static-pie gcc -O2 -static-pie -o "$B/st_proc-static-pie" "$SRC/st
 build st_proc-musl musl-gcc -O2 -static -o "$B/st_proc-musl" "$SRC/st_proc.c"
 build rust_static rustc -O -C target-feature=+crt-static -o "$B/rust_static" "$SRC/rust_static.rs"
 export GOCACHE=$SCRATCH/gocache GOPATH=$SCRATCH/gopath GOFLAGS=-mod=mod GO111MODULE=on
-build gostatic sh -c "cd '$SRC/gostatic' && CGO_ENABLED=0 go build -o '$B/gostatic' ."
+build gostatic sh -c "cd '$XS_ROOT/tests/stacks/goserver' && CGO_ENABLED=0 go build -o '$B/gostatic' ."
 # static: no PT_INTERP (readelf prints no interpreter line) and, for the
 # ones that should be, of type EXEC (fixed addresses) or DYN (static-pie)
 statictype() { readelf -lh "$1" 2>/dev/null | awk '/Requesting program interpreter/ { i = 1 } /^  Type:/ { t = $2 } END { print (i ? "dynamic" : "static") " " t }'; }

@@ -1,22 +1,27 @@
-// An HTTP server and its clients in one process (cgo: dynamically linked),
-// with busy goroutines that the scheduler preempts with SIGURG and
-// goroutines locked to threads that exit with them. Prints a summary that
-// does not depend on timing.
+// An HTTP server and its clients in one process, with busy goroutines that
+// the scheduler preempts with SIGURG, goroutines locked to threads that
+// exit with them, a known number of getppid calls, CPU time in a main.*
+// function, and os.Executable. Prints a summary that does not depend on
+// timing. Built two ways: with cgo (dynamically linked, t800; cgo.go) and
+// without (statically linked, t950).
+//
+//	gostatic [ROUNDS]   ROUNDS (default 1) times the clients' requests and
+//	                    the hashing work: more samples for a profile
 package main
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 )
-
-// #include <stdlib.h>
-import "C"
 
 var stop int32
 
@@ -39,8 +44,27 @@ func lockedExit(wg *sync.WaitGroup, ok *int32) {
 	<-done
 }
 
+// hashWork: CPU time in a main.* function, for the profile (not inlined:
+// its frame must show).
+//
+//go:noinline
+func hashWork(rounds int) [32]byte {
+	sum := sha256.Sum256([]byte("exitscope"))
+	for i := 0; i < rounds*200000; i++ {
+		sum = sha256.Sum256(sum[:])
+	}
+	return sum
+}
+
 func main() {
-	_ = C.abs(1)
+	rounds := 1
+	if len(os.Args) > 1 {
+		rounds, _ = strconv.Atoi(os.Args[1])
+	}
+	touchC()
+	exe, err := os.Executable()
+	fmt.Println("executable:", exe, err)
+
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fmt.Println("listen:", err)
@@ -69,13 +93,26 @@ func main() {
 		go lockedExit(&lwg, &locked)
 	}
 
-	const clients, requests = 8, 50
+	// getppid from one goroutine: a count that the
+	// Go runtime's own (timing-dependent) calls never add to
+	ppids := make(chan int)
+	go func() {
+		n := 0
+		for i := 0; i < 1000; i++ {
+			if syscall.Getppid() > 0 {
+				n++
+			}
+		}
+		ppids <- n
+	}()
+
+	clients, requests := 8, 50*rounds
 	var cwg sync.WaitGroup
 	var good, bytes int64
 	url := "http://" + ln.Addr().String() + "/path"
 	for c := 0; c < clients; c++ {
 		cwg.Add(1)
-		go func() {
+		go func(c int) {
 			defer cwg.Done()
 			cl := &http.Client{Transport: &http.Transport{DisableKeepAlives: c%2 == 0}}
 			for i := 0; i < requests; i++ {
@@ -91,12 +128,13 @@ func main() {
 					atomic.AddInt64(&bytes, n)
 				}
 			}
-		}()
+		}(c)
 	}
+	sum := hashWork(rounds)
 	cwg.Wait()
 	lwg.Wait()
 	atomic.StoreInt32(&stop, 1)
 	bwg.Wait()
-	fmt.Printf("requests %d ok, %d bytes; locked threads exited %d; busy goroutines ran: %v\n",
-		good, bytes, locked, spins > 0)
+	fmt.Printf("requests %d ok, %d bytes; getppid %d; locked threads exited %d; busy goroutines ran: %v; hash %x\n",
+		good, bytes, <-ppids, locked, spins > 0, sum[:4])
 }

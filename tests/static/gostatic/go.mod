@@ -1,3 +1,0 @@
-module gostatic
-
-go 1.19
