@@ -283,13 +283,16 @@ for mode in dwarf fp; do
 done
 
 # A signal at the edge of a call (tf_edge): N getppid calls under a 50 µs
-# interval timer are N calls and no error, with the fast path and without.
+# interval timer are N calls and no error, with the fast path and without;
+# then N pipe write+read pairs under the timer all move their bytes (exit 0).
 for mode in fast nofast; do
   d="$SCRATCH/edge-$mode"; mkdir -p "$d"
   flag=; [ "$mode" = nofast ] && flag=--no-fast-path
   # shellcheck disable=SC2086
   (cd "$d" && EXITSCOPE_FAST_PATH=on "$XS" run $flag --format none -o . -- "$T/tf_edge" 1000000 >out 2>err)
-  expect_val "edge $mode: exit status" 0 "$?"
+  expect_val "edge $mode: exit status (every pipe call moved its bytes)" 0 "$?"
+  expect_val "edge $mode: what it printed" "signals handled: some
+pipe write+read pairs that failed: 0" "$(cat "$d/out")"
   expect_val "edge $mode: getppid calls/errors with a 50 µs timer firing" "1000000/0" \
     "$(jq -r 'select(.reason == "exit") | .total.syscalls.getppid | "\(.calls)/\(.errors)"' "$d"/exitscope-*.jsonl 2>/dev/null)"
 done
