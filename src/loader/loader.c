@@ -88,6 +88,30 @@ static void say(const char *s)
 	xs_sys3(SYS_write, 2, s, strlen(s));
 }
 
+/* A path as data: a control byte (a program's file name may hold any)
+ * reaches the terminal as \xNN. */
+static void say_path(const char *path)
+{
+	char out[256];
+	size_t n = 0;
+	for (; *path; path++) {
+		unsigned char c = (unsigned char)*path;
+		if (n + 4 >= sizeof(out)) {
+			xs_sys3(SYS_write, 2, out, n);
+			n = 0;
+		}
+		if (c < 0x20 || c == 0x7f) {
+			out[n++] = '\\';
+			out[n++] = 'x';
+			out[n++] = "0123456789abcdef"[c >> 4];
+			out[n++] = "0123456789abcdef"[c & 15];
+		} else {
+			out[n++] = (char)c;
+		}
+	}
+	xs_sys3(SYS_write, 2, out, n);
+}
+
 static char **runtime_variables(char **envp, size_t *size);
 static char **g_initial_envp;
 static void *g_initial_auxv;
@@ -102,7 +126,7 @@ __attribute__((noreturn)) static void refuse(const char *path, const char *why, 
 {
 	static bool refusing;
 	say("exitscope-ld: '");
-	say(path);
+	say_path(path);
 	say("': ");
 	say(why);
 	say("\n");

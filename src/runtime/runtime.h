@@ -365,8 +365,9 @@ bool xs_fast_program_regs(const struct xs_thread *t, const ucontext_t *uc, greg_
  * was one, and the context is now the program's after its call. */
 bool xs_fast_finish_trap(struct xs_thread *t, ucontext_t *uc);
 /* Dispatch ran a plain call nr for the program at the syscall instruction
- * before rip: rewrite its site if it is one the fast path can take. */
-void xs_rewrite_site(unsigned long rip, long nr, const unsigned long regs[16]);
+ * before rip: rewrite its site if it is one the fast path can take. regs:
+ * the program's registers at the trap (rax then held nr). */
+void xs_rewrite_site(unsigned long rip, long nr, const greg_t *regs);
 /* Stub memory (entry/stubs.c): does addr lie in a stub, and which site
  * does it serve? */
 bool xs_stub_site(unsigned long addr, unsigned long *stub, unsigned long *site);

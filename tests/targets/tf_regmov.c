@@ -12,7 +12,11 @@
  *           ran (rdi != rbx): never rewritten, its bytes unchanged;
  *   from_rcx `48 89 cf` mov %rcx,%rdi: the stub uses rcx before it runs
  *           the mov, so such a site is never rewritten; dup(fd) through it
- *           must return a copy of fd every time.
+ *           must return a copy of fd every time;
+ *   prefixed `66 89 df` mov %bx,%di, rdi == rbx: its last 2 bytes read as
+ *           rm2's mov and the registers agree, but the 66 prefix would
+ *           belong to the jump put there (on AMD, 66 eb truncates the
+ *           target): never rewritten.
  * Usage: tf_regmov [N]   (calls per thread, default 50000)
  */
 #include "tf_common.h"
@@ -26,6 +30,7 @@ long rm3(long nr, long a);
 long rm2(long nr, long a);
 long decoy(long nr, long a);
 long from_rcx(long nr, long a);
+long prefixed(long nr, long a);
 __asm__(".text\n\t.p2align 5, 0xcc\n"
         ".globl rm3\n\t.type rm3,@function\nrm3:\n\t"
         "push %rbx\n\tmov %rsi,%rbx\n\tmov %rdi,%rax\n\t"
@@ -46,7 +51,12 @@ __asm__(".text\n\t.p2align 5, 0xcc\n"
         "mov %rdi,%rax\n\tmov %rsi,%rcx\n\t"
         ".byte 0x48, 0x89, 0xcf\n\t"		/* mov %rcx,%rdi */
         "syscall\n\tret\n\t.byte 0xcc, 0xcc, 0xcc, 0xcc, 0xcc\n\t.p2align 4, 0xcc\n\t"
-        ".size from_rcx, .-from_rcx\n");
+        ".size from_rcx, .-from_rcx\n\t.p2align 5, 0xcc\n"
+        ".globl prefixed\n\t.type prefixed,@function\nprefixed:\n\t"
+        "push %rbx\n\tmov %rdi,%rax\n\tmov %rsi,%rbx\n\tmov %rsi,%rdi\n\t"
+        ".byte 0x66, 0x89, 0xdf\n\t"		/* mov %bx,%di */
+        "syscall\n\tpop %rbx\n\tret\n\t.byte 0xcc, 0xcc, 0xcc, 0xcc, 0xcc\n\t.p2align 4, 0xcc\n\t"
+        ".size prefixed, .-prefixed\n");
 extern const unsigned char decoy_insn[];
 
 static long g_calls, g_ppid;
@@ -89,6 +99,11 @@ int main(int argc, char **argv)
     }
     mark("from_rcx");
 
+    long bad_prefixed = 0;
+    for (long n = 0; n < 1000; n++)
+        bad_prefixed += prefixed(SYS_getppid, 7) != g_ppid;
+    mark("prefixed");
+
     check(bad3 == 0, "%d threads x %ld getppid through mov %%rbx,%%rdi; syscall (%ld wrong)", NTHREADS, g_calls, bad3);
     note("expect rm3 getppid=%ld", NTHREADS * g_calls);
     note("fast rm3");
@@ -103,5 +118,8 @@ int main(int argc, char **argv)
     check(bad_rcx == 0, "1000 dup and close through mov %%rcx,%%rdi; syscall: every dup a copy (%ld wrong)", bad_rcx);
     note("expect from_rcx dup=1000 close=1000");
     note("nofast from_rcx");
+    check(bad_prefixed == 0, "1000 getppid after mov %%bx,%%di: right results (%ld wrong)", bad_prefixed);
+    note("expect prefixed getppid=1000");
+    note("nofast prefixed");
     return tf_finish();
 }

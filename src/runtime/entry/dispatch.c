@@ -365,15 +365,8 @@ count_and_run:;
 		if (XS_UNLIKELY(t->held))
 			xs_sig_deliver_held(t, uc, masked ? &wait_mask : NULL);
 		/* a plain call: its site may take the fast entry from now on */
-		if (plain && ret != -XS_ERESTART && ret != -XS_ETRAPPED) {
-			/* the registers in ModRM order, for the rewriter's check */
-			const unsigned long regs[16] = {
-				r[REG_RAX], r[REG_RCX], r[REG_RDX], r[REG_RBX], r[REG_RSP], r[REG_RBP],
-				r[REG_RSI], r[REG_RDI], r[REG_R8], r[REG_R9], r[REG_R10], r[REG_R11],
-				r[REG_R12], r[REG_R13], r[REG_R14], r[REG_R15],
-			};
-			xs_rewrite_site(call_rip, nr, regs);
-		}
+		if (plain && ret != -XS_ERESTART && ret != -XS_ETRAPPED)
+			xs_rewrite_site(call_rip, nr, r);
 		break;
 	case XS_NEW_PROCESS:
 		r[REG_RAX] = ret;

@@ -45,7 +45,7 @@ struct xs_fast_frame {
 };
 _Static_assert(sizeof(struct xs_fast_frame) == 88, "entry/trampoline.S");
 
-extern char xs_fast_code_start[], xs_fast_entry[], xs_fast_entry_switched[], xs_fast_entry_framed[], xs_fast_entry_call[];
+extern char xs_fast_code_start[], xs_fast_entry[], xs_fast_entry_switched[], xs_fast_entry_framed[];
 extern char xs_fast_exit[], xs_fast_exit_late[], xs_fast_exit_on_program_stack[];
 extern char xs_fast_finish_on_program_stack[], xs_fast_finish[], xs_fast_code_end[];
 
@@ -208,15 +208,10 @@ bool xs_fast_normalize(struct xs_thread *t, ucontext_t *uc)
 	if (ip < (unsigned long)xs_fast_exit) {
 		/* before the call: the program issues it again, and it traps */
 		r[REG_RIP] = r[REG_R11] - 2;
-		if (ip >= (unsigned long)xs_fast_entry_switched)
+		if (ip > (unsigned long)xs_fast_entry_framed)
+			frame_regs(frame_of(t), r);	/* whole: rsi, rdi and DF are ours by now */
+		else if (ip >= (unsigned long)xs_fast_entry_switched)
 			r[REG_RSP] = (greg_t)t->fast_rsp;
-		if (ip > (unsigned long)xs_fast_entry_framed) {
-			/* rsi and rdi hold the C call's arguments by now */
-			r[REG_RDI] = frame_of(t)->a[0];
-			r[REG_RSI] = frame_of(t)->a[1];
-		}
-		if (ip == (unsigned long)xs_fast_entry_call)
-			r[REG_EFL] = (greg_t)frame_of(t)->flags;	/* DF */
 		return true;
 	}
 	if (ip == (unsigned long)xs_fast_exit_on_program_stack) {

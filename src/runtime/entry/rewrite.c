@@ -412,17 +412,31 @@ static bool reg_mov(const unsigned char *b, unsigned len, int *dst, int *src, bo
 	return *src != 1 && *src != 11;
 }
 
-/* A register's value at the trap, before the call: rax held the number. */
-static unsigned long trap_reg(const unsigned long *regs, long nr, int r)
+/* A register's value at the trap, before the call (rax held the number),
+ * by its ModRM number. */
+static unsigned long trap_reg(const greg_t *regs, long nr, int r)
 {
-	return r == 0 ? (unsigned long)nr : regs[r];
+	static const int greg_of[16] = {
+		REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG_RSI, REG_RDI,
+		REG_R8, REG_R9, REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15,
+	};
+	return r == 0 ? (unsigned long)nr : (unsigned long)regs[greg_of[r]];
+}
+
+/* A legacy prefix byte (operand or address size, segment, lock, rep). In
+ * front of a short instruction it would belong to it, and to the jump put
+ * there: 66 eb truncates the target on AMD. */
+static bool legacy_prefix(unsigned char c)
+{
+	return c == 0x66 || c == 0x67 || c == 0xf0 || c == 0xf2 || c == 0xf3 || c == 0x2e || c == 0x3e ||
+	       c == 0x26 || c == 0x36 || c == 0x64 || c == 0x65;
 }
 
 /* The instruction before a syscall, when it is a register-to-register mov
- * that the trap's registers (regs, indexed like the ModRM field) show ran:
- * its length (2 or 3), else 0. A REX byte before a 2-byte mov would make
- * it a 3-byte one: such bytes are taken as 3 or not at all. */
-static unsigned regmov_site(const unsigned char b[5], const unsigned long *regs, long nr)
+ * that the trap's registers show ran: its length (2 or 3), else 0. A REX
+ * byte before a 2-byte mov would make it a 3-byte one: such bytes are taken
+ * as 3 or not at all. */
+static unsigned regmov_site(const unsigned char b[5], const greg_t *regs, long nr)
 {
 	for (unsigned len = 3; len >= 2; len--) {
 		int dst, src;
@@ -435,12 +449,12 @@ static unsigned regmov_site(const unsigned char b[5], const unsigned long *regs,
 		unsigned long want = trap_reg(regs, nr, src);
 		if (!wide)
 			want = (uint32_t)want;
-		return trap_reg(regs, nr, dst) == want ? len : 0;
+		return trap_reg(regs, nr, dst) == want && !legacy_prefix(b[4 - len]) ? len : 0;
 	}
 	return 0;
 }
 
-void xs_rewrite_site(unsigned long rip, long nr, const unsigned long regs[16])
+void xs_rewrite_site(unsigned long rip, long nr, const greg_t *regs)
 {
 	unsigned char b[7];
 	unsigned long call_insn = rip - 2, site;
@@ -461,7 +475,7 @@ void xs_rewrite_site(unsigned long rip, long nr, const unsigned long regs[16])
 	} else if (b[0] == 0xb8 && imm == nr) {
 		kind = SITE_MOV;
 		site = call_insn - 5;
-	} else if (nr == 0 && b[3] == 0x31 && b[4] == 0xc0) {
+	} else if (nr == 0 && b[3] == 0x31 && b[4] == 0xc0 && !legacy_prefix(b[2])) {
 		kind = SITE_XOR;
 		site = call_insn - 2;
 	} else if ((short_len = regmov_site(b, regs, nr))) {
@@ -472,15 +486,13 @@ void xs_rewrite_site(unsigned long rip, long nr, const unsigned long regs[16])
 	}
 	if (refused(site) || !hot_enough(site))
 		return;
-	unsigned char b0 = b[0];
+	unsigned char before[5];
+	memcpy(before, b, 5);
 	sigset_t old;
 	xs_block_all_signals(&old);
 	xs_spin_lock(&g_proc->rewrite_lock);
 	/* another thread may have been first */
-	unsigned char before[5];
-	memcpy(before, b, 5);
-	if (xs_copy_user(b, (const void *)(call_insn - 5), 7) == 0 &&
-	    (kind == SITE_MOV || kind == SITE_GENERIC ? b[0] == b0 : !memcmp(b, before, 5))) {
+	if (xs_copy_user(b, (const void *)(call_insn - 5), 7) == 0 && !memcmp(b, before, 5)) {
 		/* the short forms: the stub runs the instruction, then a nop
 		 * (nopl (%rax) after 2 bytes, xchg %ax,%ax after 3) */
 		unsigned char insn[5] = { 0x31, 0xc0, 0x0f, 0x1f, 0x00 };	/* xor %eax,%eax */

@@ -42,10 +42,10 @@
 
 	.text
 	.p2align 4
-	.globl xs_fast_code_start, xs_fast_entry, xs_fast_entry_switched, xs_fast_entry_framed, xs_fast_entry_call
+	.globl xs_fast_code_start, xs_fast_entry, xs_fast_entry_switched, xs_fast_entry_framed
 	.globl xs_fast_exit, xs_fast_exit_late, xs_fast_exit_on_program_stack
 	.globl xs_fast_finish_on_program_stack, xs_fast_finish, xs_fast_code_end
-	.hidden xs_fast_code_start, xs_fast_entry, xs_fast_entry_switched, xs_fast_entry_framed, xs_fast_entry_call
+	.hidden xs_fast_code_start, xs_fast_entry, xs_fast_entry_switched, xs_fast_entry_framed
 	.hidden xs_fast_exit, xs_fast_exit_late, xs_fast_exit_on_program_stack
 	.hidden xs_fast_finish_on_program_stack, xs_fast_finish, xs_fast_code_end
 	.type xs_fast_entry,@function
@@ -71,8 +71,7 @@ xs_fast_entry_framed:			/* the frame is whole; rsi and rdi become ours */
 	movq %rcx, %rdi
 	leaq -8(%rsp), %rsp
 	movq $1, XS_OFF_FAST_IN(%rcx)
-	cld
-xs_fast_entry_call:			/* (DF cleared: RFLAGS are in the frame) */
+	cld				/* (the program's RFLAGS are in the frame) */
 	call xs_fast_call
 xs_fast_exit:				/* the call is done, rax = the program's */
 	rdgsbase %rcx
