@@ -124,6 +124,7 @@ if wait_for "$dir.stdout" '^ready'; then
   cmdfail=0
   for p in "${cmdpids[@]}"; do wait "$p" || cmdfail=$((cmdfail + 1)); done
   expect_val "$name: every dump/reset command succeeded ($cmds sent)" 0 "$cmdfail"
+  [ "$cmdfail" = 0 ] || head -n 5 "$dir.cmd" | sed 's/^/#   /'
   n_files=$(find "$dir" -name 'exitscope-*.jsonl' | wc -l)
   expect_val "$name: one file per process (parent + 3 fork children)" 4 "$n_files"
   main="$dir/exitscope-$pid.jsonl"
