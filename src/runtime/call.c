@@ -17,6 +17,8 @@ static const long g_dispatch_only[] = {
 	/* the runtime's descriptors (emulate/fds.c; close is plain unless its
 	 * descriptor is watched, open unless its path is /dev/exitscope) */
 	SYS_close_range, SYS_dup2, SYS_dup3,
+	/* the descriptor limit the runtime raises for a moment (emulate/fds.c) */
+	SYS_getrlimit, SYS_setrlimit, SYS_prlimit64,
 	/* credentials the service thread follows (emulate/creds.c) */
 	SYS_setuid, SYS_setgid, SYS_setreuid, SYS_setregid, SYS_setresuid, SYS_setresgid,
 	SYS_setfsuid, SYS_setfsgid, SYS_setgroups, SYS_capset,

@@ -171,41 +171,17 @@ static const char *errno_name(long err)
 	return "error";
 }
 
-/* Move fd out of the program's way and hide it from the program (EBADF
- * for it). When no high descriptor is left (the program holds them all),
- * the descriptor stays where it is, hidden all the same. */
-static int fd_hide(long fd)
-{
-	if (fd < 0)
-		return (int)fd;
-	long high = xs_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, xs_high_fd_base());
-	if (high >= 0) {
-		xs_sys1(SYS_close, fd);
-		fd = high;
-	}
-	xs_runtime_fd_add((int)fd);
-	return (int)fd;
-}
-
-static void fd_unhide_close(int fd)
-{
-	xs_runtime_fd_forget(fd);
-	xs_sys1(SYS_close, fd);
-}
-
 static void spare_reserve(void)
 {
 	if (g_spare < 0)
-		g_spare = fd_hide(xs_sys2(SYS_eventfd2, 0, EFD_CLOEXEC));
-	if (g_spare < 0)
-		g_spare = -1;
+		xs_runtime_fd_adopt(xs_fd_make(SYS_eventfd2, 0, EFD_CLOEXEC, 0, 0), &g_spare, 0);
 }
 
 /* Bind and listen on "@exitscope-PID-R" (see the top of the file): the
  * socket (close-on-exec, not hidden yet) or a negative errno. */
 static long socket_open(void)
 {
-	long s = xs_sys3(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	long s = xs_fd_make(SYS_socket, AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, 0);
 	if (s < 0)
 		return s;
 	long r = -EADDRINUSE;
@@ -263,19 +239,14 @@ int xs_control_rebind(void)
 	long s = socket_open();
 	if (s < 0)
 		return (int)s;
-	int fd = fd_hide(s);
-	if (fd < 0)
-		return fd;
-	if (g_sockfd >= 0)
-		fd_unhide_close(g_sockfd);
-	g_sockfd = fd;
+	xs_runtime_fd_close(&g_sockfd);
+	xs_runtime_fd_adopt(s, &g_sockfd, 0);
 	return 0;
 }
 
 static void conn_close(struct conn *c)
 {
-	fd_unhide_close(c->fd);
-	c->fd = -1;
+	xs_runtime_fd_close(&c->fd);
 	xs_buf_mmap_free(&c->out);
 	spare_reserve();	/* the descriptor it freed */
 }
@@ -389,17 +360,13 @@ static long accept_without_descriptors(void)
 			      "signal and --interval are not affected)\n");
 	long c = -EMFILE;
 	if (g_spare >= 0) {
-		fd_unhide_close(g_spare);
-		g_spare = -1;
+		xs_runtime_fd_close(&g_spare);
 		c = xs_sys4(SYS_accept4, g_sockfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	}
 	struct conn *old;
 	if ((c == -EMFILE || c == -ENFILE) && (old = conn_oldest_silent())) {
 		conn_close(old);
-		if (g_spare >= 0) {	/* conn_close reserved it again: give it up */
-			fd_unhide_close(g_spare);
-			g_spare = -1;
-		}
+		xs_runtime_fd_close(&g_spare);	/* conn_close reserved it again: give it up */
 		c = xs_sys4(SYS_accept4, g_sockfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	}
 	if (c == -EMFILE || c == -ENFILE) {
@@ -413,24 +380,23 @@ static long accept_without_descriptors(void)
  * (but root) are refused. */
 static void accept_one(void)
 {
-	long c = xs_sys4(SYS_accept4, g_sockfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	long c = xs_fd_make(SYS_accept4, g_sockfd, 0, 0, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (c == -EMFILE || c == -ENFILE)
 		c = accept_without_descriptors();
 	if (c < 0)
 		return;
-	int fd = fd_hide(c);
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	if (xs_sys5(SYS_getsockopt, fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
+	if (xs_sys5(SYS_getsockopt, c, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
 	    (cred.uid != (uid_t)xs_sys0(SYS_geteuid) && cred.uid != 0)) {
 		static const char no[] = "error: permission denied: not the same user\n";
-		send_nb(fd, no, sizeof(no) - 1);
-		fd_unhide_close(fd);
+		send_nb((int)c, no, sizeof(no) - 1);
+		xs_sys1(SYS_close, c);
 		spare_reserve();
 		return;
 	}
 	struct conn *slot = conn_slot(true);
-	slot->fd = fd;
+	xs_runtime_fd_adopt(c, &slot->fd, 0);
 	slot->writing = false;
 	slot->n = slot->sent = 0;
 	slot->out = (struct xs_buf){ .grow = xs_buf_mmap_grow };
@@ -643,22 +609,22 @@ int xs_control_start(void)
 	xs_usage_init();
 	g_ctl_sig = g_ctl_epoch ? 0 : g_config.signal;	/* 0 once the program took it */
 	long s = socket_open();
-	if (s >= 0)
-		s = fd_hide(s);
 	if (s < 0)
 		socket_failed(s);
 	else
-		g_sockfd = (int)s;
+		xs_runtime_fd_adopt(s, &g_sockfd, 0);
 	if (g_config.interval_ms) {
-		long t = xs_sys2(SYS_timerfd_create, CLOCK_MONOTONIC, TFD_CLOEXEC);
+		long t = xs_fd_make(SYS_timerfd_create, CLOCK_MONOTONIC, TFD_CLOEXEC, 0, 0);
 		struct itimerspec its;
 		its.it_interval.tv_sec = (time_t)(g_config.interval_ms / 1000);
 		its.it_interval.tv_nsec = (long)(g_config.interval_ms % 1000) * 1000000;
 		its.it_value = its.it_interval;
 		if (t >= 0 && xs_sys4(SYS_timerfd_settime, t, 0, &its, NULL) == 0)
-			g_timerfd = xs_runtime_fd_adopt(t);
+			xs_runtime_fd_adopt(t, &g_timerfd, 0);
+		else if (t >= 0)
+			xs_sys1(SYS_close, t);
 	}
-	g_eventfd = xs_runtime_fd_adopt(xs_sys2(SYS_eventfd2, 0, EFD_CLOEXEC | EFD_NONBLOCK));
+	xs_runtime_fd_adopt(xs_fd_make(SYS_eventfd2, 0, EFD_CLOEXEC | EFD_NONBLOCK, 0, 0), &g_eventfd, 0);
 	if (g_sockfd >= 0)
 		spare_reserve();
 	xs_run_process_start();	/* the socket is there: a run-wide window can reach us */

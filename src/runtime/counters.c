@@ -398,8 +398,8 @@ static int g_task_dir = -1;	/* /proc/self/task of this process */
 /* Open /proc/self/task for this process (start-up, fork children). */
 void xs_usage_init(void)
 {
-	g_task_dir = xs_runtime_fd_adopt(
-		xs_sys4(SYS_openat, AT_FDCWD, "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0));
+	xs_runtime_fd_adopt(xs_fd_make(SYS_openat, AT_FDCWD, "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0),
+			    &g_task_dir, 0);
 }
 
 static long read_task_file(int tid, const char *name, char *buf, size_t size)
@@ -412,7 +412,7 @@ static long read_task_file(int tid, const char *name, char *buf, size_t size)
 	xs_buf_addc(&p, '/');
 	xs_buf_add(&p, name);
 	xs_buf_addc(&p, 0);
-	long fd = xs_sys4(SYS_openat, g_task_dir >= 0 ? g_task_dir : AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+	long fd = xs_fd_make(SYS_openat, g_task_dir >= 0 ? g_task_dir : AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return fd;
 	long n = xs_sys3(SYS_read, fd, buf, size - 1);

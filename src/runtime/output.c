@@ -93,10 +93,10 @@ int xs_output_open(const char *name, bool append, mode_t mode)
 	const char *why = NULL;
 	int dir = g_dir_fd >= 0 ? g_dir_fd : AT_FDCWD;
 	long flags = O_WRONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC | (append ? O_APPEND : 0);
-	long fd = xs_sys4(SYS_openat, dir, name, flags | O_CREAT | O_EXCL, mode);
+	long fd = xs_fd_make(SYS_openat, dir, name, flags | O_CREAT | O_EXCL, mode);
 	if (fd == -EEXIST && append) {
 		/* O_NONBLOCK: a planted FIFO must not block the open */
-		fd = xs_sys4(SYS_openat, dir, name, flags | O_NONBLOCK, 0);
+		fd = xs_fd_make(SYS_openat, dir, name, flags | O_NONBLOCK, 0);
 		if (fd >= 0 && (why = check_existing(fd)) != NULL)
 			xs_sys1(SYS_close, fd);
 		else if (fd >= 0)
@@ -145,16 +145,11 @@ int xs_record_open(void)
 		return 0;
 	if (g_record_fd >= 0 && g_record_pid == pid)
 		return 0;
-	if (g_record_fd >= 0) {
-		xs_runtime_fd_forget(g_record_fd);
-		xs_sys1(SYS_close, g_record_fd);
-		g_record_fd = -1;
-	}
+	xs_runtime_fd_close(&g_record_fd);
 	record_name(name, sizeof(name), pid);
-	int fd = xs_runtime_fd_adopt(xs_output_open(name, true, 0644));
+	int fd = xs_runtime_fd_adopt(xs_output_open(name, true, 0644), &g_record_fd, 0);
 	if (fd < 0)
 		return fd;
-	g_record_fd = fd;
 	g_record_pid = pid;
 	return 0;
 }

@@ -66,8 +66,9 @@ void xs_run_config(const char *env, bool after_exec)
 	strcpy(g_run_dir, p);
 	g_run_root = (int)root;
 	g_run_log_each = each != 0;
-	g_run_fd = xs_runtime_fd_adopt(fd);
-	g_run_cli_fd = cli > 2 ? xs_runtime_fd_adopt(cli) : -1;	/* 0: none */
+	xs_runtime_fd_adopt(fd, &g_run_fd, XS_FD_FORK_SHARED);
+	if (cli > 2)	/* 0: none */
+		xs_runtime_fd_adopt(cli, &g_run_cli_fd, XS_FD_FORK_SHARED);
 	g_run_after_exec = after_exec;
 }
 
@@ -91,7 +92,7 @@ void xs_run_env(struct xs_buf *b)
 /* Up to size bytes of a /proc file of this process; its length or -errno. */
 static long read_proc(const char *path, char *out, size_t size)
 {
-	long fd = xs_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+	long fd = xs_fd_make(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return fd;
 	long n = xs_sys3(SYS_read, fd, out, size);
@@ -195,7 +196,7 @@ static long open_run_file(void)
 	xs_buf_add(&p, "/proc/self/fd/");
 	xs_buf_u64(&p, (uint64_t)g_run_fd, 0);
 	xs_buf_addc(&p, 0);
-	return xs_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+	return xs_fd_make(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
 }
 
 /* Did any process other than the first one join the run? (a start or
@@ -375,10 +376,9 @@ static int run_window(const char *label, bool reset, bool by_signal)
 {
 	/* a description of our own for the lock: the inherited one is shared
 	 * by every process of the run, and flock is per description */
-	long lock_fd = open_run_file();
-	if (lock_fd < 0)
-		return (int)lock_fd;
-	xs_runtime_fd_add((int)lock_fd);
+	int lock_fd;
+	if (xs_runtime_fd_adopt(open_run_file(), &lock_fd, 0) < 0)
+		return lock_fd;
 	struct xs_buf results = { .grow = xs_buf_mmap_grow };
 	int r = xs_buf_mmap_grow(&results, XS_RUNWIN_MAX * sizeof(struct xs_runwin_result));
 	/* by the control signal: its block on the log as a signal's always was */
@@ -386,7 +386,7 @@ static int run_window(const char *label, bool reset, bool by_signal)
 	if (r == 0) {
 		struct xs_runwin rw = {
 			.sys = rt_sys, .grow = xs_buf_mmap_grow, .release = xs_buf_mmap_free,
-			.lock_fd = (int)lock_fd, .append_fd = g_run_fd, .label = label, .reset = reset,
+			.lock_fd = lock_fd, .append_fd = g_run_fd, .label = label, .reset = reset,
 			.try_lock = by_signal, .reason = self.reason, .self_pid = g_proc->pid,
 			.close_self = close_self, .arg = &self,
 			.results = (struct xs_runwin_result *)results.data,
@@ -394,8 +394,7 @@ static int run_window(const char *label, bool reset, bool by_signal)
 		r = xs_runwin_close(&rw);
 	}
 	xs_buf_mmap_free(&results);
-	xs_runtime_fd_forget((int)lock_fd);
-	xs_sys1(SYS_close, lock_fd);
+	xs_runtime_fd_close(&lock_fd);
 	return r;
 }
 

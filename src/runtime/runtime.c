@@ -96,11 +96,10 @@ static void read_config(void)
 	v = xs_getenv(ENV_PREFIX "LOG_FD");
 	if (!v || strcmp(v, "none") != 0) {
 		long fd = v ? xs_strtol(v, NULL, 10) : 2;
-		g_config.log_fd = (int)xs_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, xs_high_fd_base());
-		if (v && fd != 2 && g_config.log_fd >= 0)
-			xs_sys1(SYS_close, fd);
-		if (g_config.log_fd >= 0)
-			xs_runtime_fd_add(g_config.log_fd);
+		/* stderr stays the program's: the runtime takes a copy */
+		if (!v || fd == 2)
+			fd = xs_sys3(SYS_fcntl, 2, F_DUPFD_CLOEXEC, 3);
+		xs_runtime_fd_adopt(fd, &g_config.log_fd, XS_FD_FORK_SHARED);
 	}
 	v = xs_getenv(ENV_PREFIX "RECORDS");
 	g_config.no_records = v && !strcmp(v, "off");
@@ -108,15 +107,15 @@ static void read_config(void)
 		g_config.profile = XS_PROFILE_OFF;	/* profiles are files too */
 	v = xs_getenv(ENV_PREFIX "DIR_FD");
 	if (v && !g_config.no_records)
-		g_dir_fd = xs_runtime_fd_adopt(xs_strtol(v, NULL, 10));
+		xs_runtime_fd_adopt(xs_strtol(v, NULL, 10), &g_dir_fd, XS_FD_FORK_SHARED);
 	else if (!g_config.no_records)
-		g_dir_fd = xs_runtime_fd_adopt(xs_sys4(SYS_openat, AT_FDCWD, g_config.dir,
-						       O_PATH | O_DIRECTORY | O_CLOEXEC, 0));
+		xs_runtime_fd_adopt(xs_fd_make(SYS_openat, AT_FDCWD, g_config.dir, O_PATH | O_DIRECTORY | O_CLOEXEC, 0),
+				    &g_dir_fd, XS_FD_FORK_SHARED);
 	xs_run_config(xs_getenv(ENV_PREFIX "RUN"), xs_getenv(ENV_PREFIX "HANDOFF") != NULL);
 	v = xs_getenv(ENV_PREFIX "RECORD_FD");
 	if (v) {
 		/* same pid: the previous image's file (see xs_record_open) */
-		g_record_fd = xs_runtime_fd_adopt(xs_strtol(v, NULL, 10));
+		xs_runtime_fd_adopt(xs_strtol(v, NULL, 10), &g_record_fd, 0);
 		g_record_pid = (int)xs_sys0(SYS_getpid);
 	}
 	if (!g_config.lib[0] && !g_config.loader[0]) {
@@ -217,7 +216,7 @@ void xs_runtime_start(char **envp, const struct xs_launch *launch)
 {
 	xs_env_capture(envp, launch ? launch->auxv : NULL);	/* before clean_environment edits the array */
 	if (launch)
-		g_config.exe_fd = xs_runtime_fd_adopt(launch->exe_fd);
+		xs_runtime_fd_adopt(launch->exe_fd, &g_config.exe_fd, XS_FD_FORK_SHARED);
 	const char *mask = xs_getenv(ENV_PREFIX "SIGMASK");
 	const char *failure = NULL;
 

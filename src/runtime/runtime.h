@@ -645,22 +645,39 @@ int xs_buf_mmap_grow(struct xs_buf *b, size_t need);
 void xs_buf_mmap_free(struct xs_buf *b);
 /* Descriptors the program's calls must not reach as they are: the
  * runtime's own (EBADF for the program) and /dev/exitscope's (emulated). */
-extern uint64_t g_fd_watch[16];
+#define XS_FD_WATCH_MAX (65536 + 128)	/* emulate/fds.c: ABOVE_LIMIT_MAX and room */
+extern uint64_t g_fd_watch[XS_FD_WATCH_MAX / 64];
 static inline bool xs_fd_watched(long fd)
 {
-	return (unsigned long)fd < 1024 && ((g_fd_watch[fd >> 6] >> (fd & 63)) & 1);
+	return (unsigned long)fd < XS_FD_WATCH_MAX && ((g_fd_watch[fd >> 6] >> (fd & 63)) & 1);
 }
 void xs_fd_watch(int fd, bool on);
 bool xs_is_runtime_fd(long fd);
-void xs_runtime_fd_add(int fd);
-/* Move fd high, close-on-exec, and make it the runtime's (hidden from the
- * program); the new descriptor or a negative errno. */
-int xs_runtime_fd_adopt(long fd);
-void xs_runtime_fd_forget(int fd);
+/* fd moved out of the program's reach (above its descriptor limit when
+ * there is room, else high below it; where it is when there is no room at
+ * all); the original is closed. The new number, or fd if negative. */
+long xs_fd_out_of_reach(long fd, bool cloexec);
+/* A call that makes a descriptor for the runtime (openat, socket, accept4,
+ * eventfd2, memfd_create...): when the program holds every descriptor below
+ * its limit (EMFILE), made again with the limit raised for a moment, so it
+ * lands above it. */
+long xs_fd_make_call(long nr, long a0, long a1, long a2, long a3);
+#define xs_fd_make(nr, a, b, c, d) xs_fd_make_call((nr), (long)(a), (long)(b), (long)(c), (long)(d))
+/* Make fd a runtime descriptor held in *owner: moved out of reach,
+ * close-on-exec, hidden from the program, and *owner kept up to date when
+ * the program's dup2 makes it move. *owner and the result: the descriptor
+ * or a negative errno. */
+#define XS_FD_FORK_SHARED 1u	/* a fork child keeps the parent's copy */
+int xs_runtime_fd_adopt(long fd, int *owner, unsigned flags);
+/* No longer the runtime's (the caller closes it); *owner = -1. */
+void xs_runtime_fd_forget(int *owner);
+/* Forget and close; *owner = -1. */
+void xs_runtime_fd_close(int *owner);
 void xs_runtime_fds_reset(void);
 long xs_fd_close(long fd);
 long xs_fd_close_range(unsigned long first, unsigned long last, unsigned long flags);
 long xs_fd_dup_onto(long nr, const long *a);
+long xs_fd_rlimit(long nr, const long *a);
 /* What an exec passes on to the new image: to the runtime preloaded into
  * it, or to exitscope-ld with the program it is to load (its path as the
  * caller gave it, and the file checked: exe_fd). */
@@ -671,7 +688,6 @@ struct xs_exec_target {
 };
 int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int handoff_fd, uint64_t sigmask,
 		const struct xs_exec_target *target);
-long xs_high_fd_base(void);
 /* emulate/self_exe.c: the program exitscope-ld loaded, as it sees itself.
  * Is the program's string one of the paths of its own executable? */
 bool xs_self_exe_path(const char *user_path);

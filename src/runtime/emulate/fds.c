@@ -16,14 +16,121 @@
 #include <unistd.h>
 #include "runtime/runtime.h"
 
-/* Runtime descriptors sit high, out of the way of the program's lowest-free
- * allocation. */
-long xs_high_fd_base(void)
+/*
+ * Where the runtime's descriptors live. The program allocates lowest-first
+ * and may dup2 onto any number below its soft RLIMIT_NOFILE; a number at
+ * or above that limit is out of its reach altogether (dup2, dup3 and
+ * F_DUPFD refuse it, no allocation lands there, and a program that closes
+ * "every descriptor up to the limit" stops below it). So a runtime
+ * descriptor goes there: the soft limit is raised for a moment, the
+ * descriptor duplicated above the old limit, and the limit put back. That
+ * needs room: soft < hard, or the program's CAP_SYS_RESOURCE to raise the
+ * hard limit for that moment too (lowering it back needs nothing). And a
+ * limit that is not huge: the kernel's descriptor table grows to the
+ * highest number, and every fork copies it, so above a limit of
+ * ABOVE_LIMIT_MAX, or without room, the descriptors go as high as they can
+ * below it instead (1000, or 24 below a smaller limit), where the program
+ * could reach them and close, close_range, dup2 and dup3 are emulated
+ * around them. g_fd_lock serialises that with the
+ * program's own RLIMIT_NOFILE calls, which are dispatched for it
+ * (xs_fd_rlimit): the program never sees the raised limit, and its own
+ * change is never undone by the restore.
+ */
+#define ABOVE_LIMIT_MAX 65536		/* a 512 KiB table */
+#define ABOVE_LIMIT_ROOM 64
+
+/* Not in the process arena: the log's descriptor is placed before it
+ * exists. A fork child forked while another thread held it frees it in
+ * xs_runtime_fds_reset, before anything else can take it. */
+static volatile int g_fd_lock;
+
+static void fd_lock(sigset_t *old)
+{
+	xs_block_all_signals(old);
+	xs_spin_lock(&g_fd_lock);
+}
+
+static void fd_unlock(const sigset_t *old)
+{
+	xs_spin_unlock(&g_fd_lock);
+	xs_restore_signals(old);
+}
+
+static long nofile(struct rlimit *rl)
+{
+	return xs_sys4(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, rl);
+}
+
+/* Raise the soft limit for a moment (see the top of the file): the limit
+ * to put back in *was; false without room. fd_lock held. */
+static bool limit_raise(struct rlimit *was)
+{
+	if (nofile(was) < 0 || was->rlim_cur < 64 || was->rlim_cur > ABOVE_LIMIT_MAX)
+		return false;
+	struct rlimit up = { was->rlim_cur + ABOVE_LIMIT_ROOM, was->rlim_max };
+	if (up.rlim_cur > was->rlim_max)
+		up.rlim_cur = was->rlim_max;
+	long set = up.rlim_cur > was->rlim_cur ? xs_sys4(SYS_prlimit64, 0, RLIMIT_NOFILE, &up, NULL) : -EPERM;
+	if (set < 0 && was->rlim_max < RLIM_INFINITY - ABOVE_LIMIT_ROOM) {
+		/* the hard limit too, with the program's CAP_SYS_RESOURCE */
+		up.rlim_cur = up.rlim_max = was->rlim_cur + ABOVE_LIMIT_ROOM;
+		if (up.rlim_max < was->rlim_max)
+			up.rlim_max = was->rlim_max;
+		set = xs_sys4(SYS_prlimit64, 0, RLIMIT_NOFILE, &up, NULL);
+	}
+	return set == 0;
+}
+
+static void limit_restore(const struct rlimit *was)
+{
+	xs_sys4(SYS_prlimit64, 0, RLIMIT_NOFILE, was, NULL);
+}
+
+/* Duplicate fd (kept open) out of the program's reach; the new number or
+ * a negative errno. fd_lock held. */
+static long dup_out_of_reach(long fd, int cmd)
 {
 	struct rlimit rl;
-	if (xs_sys2(SYS_getrlimit, RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < 64)
-		return 3;
-	return rl.rlim_cur > 1024 ? 1000 : (long)rl.rlim_cur - 24;
+	if (limit_raise(&rl)) {
+		long high = xs_sys3(SYS_fcntl, fd, cmd, rl.rlim_cur);
+		limit_restore(&rl);
+		if (high >= 0)
+			return high;
+	} else if (nofile(&rl) < 0) {
+		return xs_sys3(SYS_fcntl, fd, cmd, 3);
+	}
+	long base = rl.rlim_cur < 64 ? 3 : rl.rlim_cur > 1024 ? 1000 : (long)rl.rlim_cur - 24;
+	return xs_sys3(SYS_fcntl, fd, cmd, base);
+}
+
+long xs_fd_make_call(long nr, long a0, long a1, long a2, long a3)
+{
+	long fd = xs_syscall6(nr, a0, a1, a2, a3, 0, 0);
+	if (fd != -EMFILE)
+		return fd;
+	sigset_t old;
+	struct rlimit was;
+	fd_lock(&old);
+	if (limit_raise(&was)) {
+		fd = xs_syscall6(nr, a0, a1, a2, a3, 0, 0);
+		limit_restore(&was);
+	}
+	fd_unlock(&old);
+	return fd;
+}
+
+long xs_fd_out_of_reach(long fd, bool cloexec)
+{
+	if (fd < 0)
+		return fd;
+	sigset_t old;
+	fd_lock(&old);
+	long high = dup_out_of_reach(fd, cloexec ? F_DUPFD_CLOEXEC : F_DUPFD);
+	fd_unlock(&old);
+	if (high < 0)
+		return fd;	/* no room: where it is, hidden all the same */
+	xs_sys1(SYS_close, fd);
+	return high;
 }
 
 bool xs_fd_first_arg(long nr)
@@ -45,16 +152,11 @@ bool xs_fd_first_arg(long nr)
 	return false;
 }
 
-uint64_t g_fd_watch[16];
-/* the log, the output directory, the record file, the task directory, a
- * profile, the service thread's (socket, spare, timer, eventfd, up to 12
- * control connections: control.c) */
-static int g_runtime_fds[32];
-static int g_runtime_fd_count;
+uint64_t g_fd_watch[XS_FD_WATCH_MAX / 64];
 
 void xs_fd_watch(int fd, bool on)
 {
-	if (fd < 0 || fd >= 1024)
+	if (fd < 0 || fd >= XS_FD_WATCH_MAX)
 		return;
 	if (on)
 		__atomic_or_fetch(&g_fd_watch[fd >> 6], 1ULL << (fd & 63), __ATOMIC_RELAXED);
@@ -62,77 +164,95 @@ void xs_fd_watch(int fd, bool on)
 		__atomic_and_fetch(&g_fd_watch[fd >> 6], ~(1ULL << (fd & 63)), __ATOMIC_RELAXED);
 }
 
+/*
+ * The registry: every runtime descriptor with the variable that holds it,
+ * so that moving one (the program's dup2 onto its number) updates its
+ * owner, and a fork child closes the ones it does not share. Entries
+ * change under fd_lock; xs_is_runtime_fd reads without it (a descriptor
+ * being added or forgotten is the caller's own, not one the program
+ * names).
+ * The log, the output directory, the run file and the exitscope binary
+ * (run.c), the program's file (self_exe.c); a record file; /proc/self/task;
+ * a profile; the service thread's socket, spare, timer, eventfd and up to
+ * 12 control connections (control.c); a run-window lock (run.c).
+ */
+struct runtime_fd {
+	int fd;
+	int *owner;
+	unsigned flags;
+};
+static struct runtime_fd g_runtime_fds[40];
+static int g_runtime_fd_count;
+
 bool xs_is_runtime_fd(long fd)
 {
 	for (int i = 0; i < g_runtime_fd_count; i++)
-		if (g_runtime_fds[i] == fd)
+		if (g_runtime_fds[i].fd == fd)
 			return true;
 	return false;
 }
 
-int xs_runtime_fd_adopt(long fd)
+int xs_runtime_fd_adopt(long fd, int *owner, unsigned flags)
 {
+	fd = xs_fd_out_of_reach(fd, true);
+	*owner = fd < 0 ? -1 : (int)fd;
 	if (fd < 0)
 		return (int)fd;
-	long high = xs_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, xs_high_fd_base());
-	xs_sys1(SYS_close, fd);
-	if (high >= 0)
-		xs_runtime_fd_add((int)high);
-	return (int)high;
-}
-
-void xs_runtime_fd_add(int fd)
-{
+	sigset_t old;
+	fd_lock(&old);
 	if (g_runtime_fd_count < (int)(sizeof(g_runtime_fds) / sizeof(g_runtime_fds[0])))
-		g_runtime_fds[g_runtime_fd_count++] = fd;
-	xs_fd_watch(fd, true);
+		g_runtime_fds[g_runtime_fd_count++] = (struct runtime_fd){ (int)fd, owner, flags };
+	xs_fd_watch((int)fd, true);
+	fd_unlock(&old);
+	return (int)fd;
 }
 
-void xs_runtime_fd_forget(int fd)
+static void forget_locked(int fd)
 {
 	for (int i = 0; i < g_runtime_fd_count; i++)
-		if (g_runtime_fds[i] == fd) {
+		if (g_runtime_fds[i].fd == fd) {
 			g_runtime_fds[i] = g_runtime_fds[--g_runtime_fd_count];
 			xs_fd_watch(fd, false);
 			return;
 		}
 }
 
-/* A runtime descriptor moved out of the way of the program's dup2. */
-static void runtime_fd_moved(int from, int to)
+void xs_runtime_fd_forget(int *owner)
 {
-	for (int i = 0; i < g_runtime_fd_count; i++)
-		if (g_runtime_fds[i] == from)
-			g_runtime_fds[i] = to;
-	if (g_config.log_fd == from)
-		g_config.log_fd = to;
-	if (g_dir_fd == from)
-		g_dir_fd = to;
-	if (g_record_fd == from)
-		g_record_fd = to;
-	if (g_config.exe_fd == from)
-		g_config.exe_fd = to;
-	xs_fd_watch(from, false);
-	xs_fd_watch(to, true);
+	if (*owner < 0)
+		return;
+	sigset_t old;
+	fd_lock(&old);
+	forget_locked(*owner);
+	fd_unlock(&old);
+	*owner = -1;
+}
+
+void xs_runtime_fd_close(int *owner)
+{
+	int fd = *owner;
+	xs_runtime_fd_forget(owner);
+	if (fd >= 0)
+		xs_sys1(SYS_close, fd);
 }
 
 /* In a fork child the runtime's descriptors are the parent's copies: the
- * log, the output directory, the run file and the program's executable
- * (emulate/self_exe.c) are shared, the rest is closed (the child
+ * shared ones (XS_FD_FORK_SHARED: the log, the output directory, the run
+ * file and the program's executable) stay, the rest is closed (the child
  * opens its own record file and service descriptors). */
 void xs_runtime_fds_reset(void)
 {
 	int keep = 0;
-	g_record_fd = -1;
+	g_fd_lock = 0;
 	for (int i = 0; i < g_runtime_fd_count; i++) {
-		if (g_runtime_fds[i] == g_config.log_fd || g_runtime_fds[i] == g_dir_fd ||
-		    g_runtime_fds[i] == g_run_fd || g_runtime_fds[i] == g_run_cli_fd ||
-		    g_runtime_fds[i] == g_config.exe_fd) {
-			g_runtime_fds[keep++] = g_runtime_fds[i];
+		struct runtime_fd *r = &g_runtime_fds[i];
+		if (r->flags & XS_FD_FORK_SHARED) {
+			g_runtime_fds[keep++] = *r;
 			continue;
 		}
-		xs_fd_watch(g_runtime_fds[i], false);
-		xs_sys1(SYS_close, g_runtime_fds[i]);
+		xs_fd_watch(r->fd, false);
+		xs_sys1(SYS_close, r->fd);
+		*r->owner = -1;
 	}
 	g_runtime_fd_count = keep;
 }
@@ -165,7 +285,7 @@ static long close_range_around(unsigned long first, unsigned long last, unsigned
 		/* the lowest runtime descriptor in [from, last] */
 		unsigned long next = ~0UL;
 		for (int i = 0; i < g_runtime_fd_count; i++) {
-			unsigned long fd = (unsigned long)g_runtime_fds[i];
+			unsigned long fd = (unsigned long)g_runtime_fds[i].fd;
 			if (fd >= from && fd <= last && fd < next)
 				next = fd;
 		}
@@ -182,13 +302,46 @@ static long close_range_around(unsigned long first, unsigned long last, unsigned
 	}
 }
 
-/* dup2/dup3 onto a runtime descriptor: move ours out of the way first. */
+static void lost_warning(int fd)
+{
+	static int warned;
+	char msg[256];
+	struct xs_buf b = { msg, 0, sizeof(msg), false, NULL };
+	xs_buf_add(&b, "exitscope: the program took descriptor ");
+	xs_buf_u64(&b, (uint64_t)fd, 0);
+	xs_buf_add(&b, ", one of the runtime's, and no descriptor was free to move it to: what it held "
+		       "(records, profile or control) is lost from here on\n");
+	xs_buf_addc(&b, 0);
+	xs_warn_once(&warned, msg);
+}
+
+/* dup2/dup3 onto a runtime descriptor: move ours out of the way first,
+ * and tell its owner. With no descriptor left to move it to (the program
+ * holds them all), the program's call still does what it asked: the
+ * runtime loses that descriptor rather than write into the program's. */
 long xs_fd_dup_onto(long nr, const long *a)
 {
-	if (xs_is_runtime_fd(a[1]) && a[0] != a[1]) {
-		long moved = xs_sys3(SYS_fcntl, a[1], F_DUPFD_CLOEXEC, xs_high_fd_base());
-		if (moved >= 0)
-			runtime_fd_moved((int)a[1], (int)moved);
+	if (a[0] != a[1] && xs_is_runtime_fd(a[1])) {
+		sigset_t old;
+		fd_lock(&old);
+		for (int i = 0; i < g_runtime_fd_count; i++) {
+			struct runtime_fd *r = &g_runtime_fds[i];
+			if (r->fd != a[1])
+				continue;
+			long moved = dup_out_of_reach(r->fd, F_DUPFD_CLOEXEC);
+			xs_fd_watch(r->fd, false);
+			if (moved >= 0) {
+				r->fd = (int)moved;
+				__atomic_store_n(r->owner, (int)moved, __ATOMIC_RELEASE);
+				xs_fd_watch((int)moved, true);
+			} else {
+				__atomic_store_n(r->owner, -1, __ATOMIC_RELEASE);
+				g_runtime_fds[i] = g_runtime_fds[--g_runtime_fd_count];
+				lost_warning((int)a[1]);
+			}
+			break;
+		}
+		fd_unlock(&old);
 	}
 	long r = xs_syscall6(nr, a[0], a[1], a[2], 0, 0, 0);
 	if (r >= 0 && (xs_fd_watched(a[0]) || xs_fd_watched(a[1])))
@@ -212,4 +365,20 @@ void xs_runtime_fds_for_exec(bool keep)
 	for (int i = 0; i < 5; i++)
 		if (fds[i] >= 0)
 			xs_sys3(SYS_fcntl, fds[i], F_SETFD, keep ? 0 : FD_CLOEXEC);
+}
+
+/* The program's own RLIMIT_NOFILE calls (getrlimit, setrlimit, prlimit64
+ * on itself) under fd_lock: they neither see the limit raised for a moment
+ * (see the top of the file) nor have their change undone by the restore. */
+long xs_fd_rlimit(long nr, const long *a)
+{
+	bool nofile_self = nr == SYS_prlimit64 ? a[1] == RLIMIT_NOFILE && (a[0] == 0 || a[0] == g_proc->pid)
+					       : a[0] == RLIMIT_NOFILE;
+	if (!nofile_self)
+		return xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	sigset_t old;
+	fd_lock(&old);
+	long r = xs_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	fd_unlock(&old);
+	return r;
 }

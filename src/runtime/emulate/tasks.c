@@ -205,15 +205,11 @@ static long make_handoff(void *arg)
 	xs_window_format(w, &json, &text);
 	if (json.failed || text.failed)
 		goto out;
-	fd = xs_sys2(SYS_memfd_create, "exitscope-handoff", 0);
+	fd = xs_fd_make(SYS_memfd_create, "exitscope-handoff", 0, 0, 0);
 	if (fd < 0)
 		goto out;
-	/* high, out of the way of the new image's loader and program */
-	long high = xs_sys3(SYS_fcntl, fd, F_DUPFD, xs_high_fd_base());
-	if (high >= 0) {
-		xs_sys1(SYS_close, fd);
-		fd = high;
-	}
+	/* out of the way of the new image's loader and program */
+	fd = xs_fd_out_of_reach(fd, false);
 	struct xs_handoff_header hdr = { XS_HANDOFF_MAGIC, json.len, text.len, w->seq + 1 };
 	const void *parts[4] = { &hdr, &w->total, json.data, text.data };
 	size_t sizes[4] = { sizeof(hdr), sizeof(w->total), json.len, text.len };
@@ -299,7 +295,8 @@ static enum exec_route exec_route(int dirfd, const char *user_path, int flags, i
 out:
 	if (route == EXEC_LOADER && exe_fd) {
 		/* inherited by the new image only: high, out of the way */
-		*exe_fd = xs_sys3(SYS_fcntl, fd, F_DUPFD, xs_high_fd_base());
+		*exe_fd = xs_sys3(SYS_fcntl, fd, F_DUPFD, 3);
+		*exe_fd = xs_fd_out_of_reach(*exe_fd, false);
 		if (*exe_fd < 0)
 			route = EXEC_UNFOLLOWED;
 	}

@@ -238,6 +238,11 @@ static enum xs_outcome run_call(struct xs_thread *t, long nr, long *a, ucontext_
 	case SYS_dup3:
 		*ret = xs_fd_dup_onto(nr, a);
 		return XS_RETURNED;
+	case SYS_getrlimit:
+	case SYS_setrlimit:
+	case SYS_prlimit64:
+		*ret = xs_fd_rlimit(nr, a);
+		return XS_RETURNED;
 	case SYS_setuid: case SYS_setgid: case SYS_setreuid: case SYS_setregid:
 	case SYS_setresuid: case SYS_setresgid: case SYS_setfsuid: case SYS_setfsgid:
 	case SYS_setgroups: case SYS_capset:

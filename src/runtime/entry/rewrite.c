@@ -160,7 +160,7 @@ static bool parse_line(const char *line, struct vma *v)
 /* The mapping that holds addr. */
 static bool vma_of(unsigned long addr, struct vma *out)
 {
-	long fd = xs_sys4(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
+	long fd = xs_fd_make(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return false;
 	bool found = false;

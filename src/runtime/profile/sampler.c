@@ -365,7 +365,7 @@ void xs_profile_open_window(uint32_t seq)
 	}
 
 	char cmdline[4096];
-	long n = 0, fd = xs_sys4(SYS_openat, AT_FDCWD, "/proc/self/cmdline", O_RDONLY | O_CLOEXEC, 0);
+	long n = 0, fd = xs_fd_make(SYS_openat, AT_FDCWD, "/proc/self/cmdline", O_RDONLY | O_CLOEXEC, 0);
 	if (fd >= 0) {
 		n = xs_sys3(SYS_read, fd, cmdline, sizeof(cmdline));
 		xs_sys1(SYS_close, fd);
@@ -385,7 +385,7 @@ void xs_profile_open_window(uint32_t seq)
 		g_config.profile = XS_PROFILE_OFF;
 		return;
 	}
-	xs_runtime_fd_add(p->file.fd);
+	xs_runtime_fd_adopt(p->file.fd, &p->file.fd, 0);
 	p->open = true;
 	p->seq = seq;
 	memset(p->announced, 0, sizeof(p->announced));
@@ -412,9 +412,12 @@ bool xs_profile_close_window(char name[64], uint64_t *samples)
 		return false;
 	xs_profile_drain();
 	*samples = xs_perf_samples(&p->file);
+	/* the runtime's no more just before it is closed (a number freed
+	 * while still listed would be hidden from the program) */
 	int fd = p->file.fd;
+	xs_runtime_fd_forget(&p->file.fd);
+	p->file.fd = fd;
 	int r = xs_perf_close(&p->file);
-	xs_runtime_fd_forget(fd);
 	p->open = false;
 	memcpy(name, p->name, 64);
 	if (r < 0) {
