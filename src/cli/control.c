@@ -98,7 +98,8 @@ long xs_cli_sys(long nr, long a1, long a2, long a3, long a4, long a5)
 	return r < 0 ? -errno : r;
 }
 
-/* Does pid have the runtime mapped (when its maps can be read)? */
+/* Does pid have the runtime mapped (when its maps can be read): the
+ * preloaded library, or exitscope-ld for a static program? */
 static bool runs_exitscope(pid_t pid)
 {
 	char path[64], line[4096];
@@ -108,15 +109,17 @@ static bool runs_exitscope(pid_t pid)
 	if (!f)
 		return false;
 	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, "/libexitscope.so") != NULL;
+		found = strstr(line, "/libexitscope.so") != NULL || strstr(line, "/exitscope-ld") != NULL;
 	fclose(f);
 	return found;
 }
 
-/* Connect to pid's runtime: the socket, or -1 after saying why not. */
-static int connect_runtime(pid_t pid)
+/* Connect to pid's runtime: the socket, or -1 after saying why not.
+ * *pidfd: a pidfd of pid (or -1), the caller's to close. */
+static int connect_runtime(pid_t pid, int *pidfd)
 {
 	int target_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	*pidfd = target_pidfd;
 	if (target_pidfd < 0 && errno == ESRCH) {
 		xs_error("process %d: no such process", (int)pid);
 		return -1;
@@ -142,8 +145,6 @@ static int connect_runtime(pid_t pid)
 	for (int i = 0; i < count; i++)
 		free(names[i]);
 	free(names);
-	if (target_pidfd >= 0)
-		close(target_pidfd);
 	if (fd >= 0)
 		return fd;
 	if (refused > REFUSED_SHOWN)
@@ -295,11 +296,22 @@ static char *read_answer(int fd, pid_t pid, size_t *size)
 	return NULL;
 }
 
+/* Has the process of pidfd ended (within a moment: its descriptors,
+ * the control connection among them, close just before it does)? */
+static bool ended(int pidfd)
+{
+	struct pollfd p = { pidfd, POLLIN, 0 };
+	return pidfd >= 0 && poll(&p, 1, 1000) == 1;
+}
+
 /* Check the answer's shape and print it; the exit status. */
-static int show_answer(pid_t pid, const char *buf, size_t size, enum answer_kind kind, int send_err)
+static int show_answer(pid_t pid, int pidfd, const char *buf, size_t size, enum answer_kind kind, int send_err)
 {
 	if (size == 0 || buf[size - 1] != '\n') {
-		if (send_err)
+		if (ended(pidfd))
+			xs_error("process %d ended before it answered: the window that was open closes with "
+				 "its exit record (none after SIGKILL)", (int)pid);
+		else if (send_err)
 			xs_error("process %d: %s", (int)pid, strerror(send_err));
 		else
 			xs_error("process %d: the runtime closed the connection without an answer", (int)pid);
@@ -347,9 +359,13 @@ static int show_answer(pid_t pid, const char *buf, size_t size, enum answer_kind
 
 static int send_command(pid_t pid, const char *line, enum answer_kind kind)
 {
-	int fd = connect_runtime(pid);
-	if (fd < 0)
+	int pidfd;
+	int fd = connect_runtime(pid, &pidfd);
+	if (fd < 0) {
+		if (pidfd >= 0)
+			close(pidfd);
 		return XS_EXIT_DATA;
+	}
 	/* a refusal may close the socket before the request is read: read the
 	 * answer whatever the send says */
 	size_t size = strlen(line);
@@ -359,10 +375,10 @@ static int send_command(pid_t pid, const char *line, enum answer_kind kind)
 	size_t got;
 	char *buf = read_answer(fd, pid, &got);
 	close(fd);
-	if (!buf)
-		return XS_EXIT_DATA;
-	int r = show_answer(pid, buf, got, kind, send_err);
+	int r = buf ? show_answer(pid, pidfd, buf, got, kind, send_err) : XS_EXIT_DATA;
 	free(buf);
+	if (pidfd >= 0)
+		close(pidfd);
 	return r;
 }
 

@@ -292,6 +292,29 @@ check "dump-no-runtime: the message says no exitscope runtime answers" \
   grep -q "process $spid: no exitscope runtime" "$SCRATCH/nort.out"
 
 # ---------------------------------------------------------------------------
+# A dump that meets the end of its process: stopped (its service thread
+# too), it cannot answer; killed, its descriptors close. The command says
+# the process ended rather than that the runtime hung up.
+name=dump-ended dir="$SCRATCH/$name"
+mkdir -p "$dir"
+"$XS" run -o "$dir" -- "$T/tw_idle" plain "$dir.stop" >"$dir.stdout" 2>"$dir.stderr" </dev/null &
+pid=$!
+if wait_for "$dir.stdout" '^ready'; then
+  kill -STOP "$pid"
+  timeout 20 "$XS" dump "$pid" late >"$dir.dump" 2>"$dir.dump.err" &
+  dpid=$!
+  sleep 0.5
+  kill -KILL "$pid"
+  wait "$dpid"; st=$?
+  wait "$pid" 2>/dev/null
+  check "$name: non-zero status (got $st)" test "$st" -ne 0 -a "$st" -ne 124
+  check "$name: the message says the process ended before it answered" \
+    grep -q "process $pid ended before it answered: the window that was open closes with its exit record" "$dir.dump.err"
+else
+  fail "$name: the program started" "$(head -c 500 "$dir.stderr")"
+fi
+
+# ---------------------------------------------------------------------------
 # --interval 100 on a 1-second program
 name=interval dir="$SCRATCH/$name"
 mkdir -p "$dir"
