@@ -247,7 +247,7 @@ int xs_control_rebind(void)
 static void conn_close(struct conn *c)
 {
 	xs_runtime_fd_close(&c->fd);
-	xs_buf_mmap_free(&c->out);
+	xs_buf_pool_release(&c->out);
 	spare_reserve();	/* the descriptor it freed */
 }
 
@@ -277,7 +277,7 @@ static void conn_run(struct conn *c)
 	if (nl)
 		*nl = 0;
 	struct xs_buf *out = &c->out;
-	out->grow = xs_buf_mmap_grow;
+	out->grow = xs_buf_pool_grow;
 	int r = xs_control_command(c->req, "command", out);
 	if (r == -EINVAL) {
 		xs_buf_add(out, "error: unknown command '");
@@ -399,7 +399,7 @@ static void accept_one(void)
 	xs_runtime_fd_adopt(c, &slot->fd, 0);
 	slot->writing = false;
 	slot->n = slot->sent = 0;
-	slot->out = (struct xs_buf){ .grow = xs_buf_mmap_grow };
+	slot->out = (struct xs_buf){ .grow = xs_buf_pool_grow };
 	slot->opened_ns = xs_now_mono();
 	slot->deadline_ns = slot->opened_ns + CONN_READ_NS;
 }
@@ -600,8 +600,7 @@ int xs_control_start(void)
 	/* a fork child: the parent's connections and spare were closed with
 	 * the other runtime descriptors (xs_runtime_fds_reset) */
 	for (int i = 0; i < CONN_MAX; i++) {
-		if (g_conns[i].fd >= 0)
-			xs_buf_mmap_free(&g_conns[i].out);
+		xs_buf_pool_release(&g_conns[i].out);
 		g_conns[i] = (struct conn){ .fd = -1 };
 	}
 	g_spare = -1;

@@ -216,3 +216,65 @@ void xs_buf_mmap_free(struct xs_buf *b)
 	b->len = b->cap = 0;
 }
 
+/*
+ * Buffers that every boundary on demand takes and gives back (a control
+ * connection's answer, a run-wide window's lists) stay mapped when given
+ * back, for the next one. mmap, mremap and munmap take the process's
+ * mmap lock for writing, and a program that makes threads or forks under
+ * CPU contention holds it for long stretches: t130's stress (64 threads
+ * coming and going, forks, two CPU hogs) kept the service thread waiting
+ * in mmap and munmap for 1 to 3 s at a time, and the dump commands queued
+ * behind it. A fork child inherits the pool (its own copies) with its
+ * lock free (the process arena comes back zeroed).
+ */
+#define POOL_MAX 8
+static struct { char *data; size_t cap; } g_pool[POOL_MAX];
+
+static void pool_lock(sigset_t *old)
+{
+	xs_block_all_signals(old);
+	xs_spin_lock(&g_proc->pool_lock);
+}
+
+static void pool_unlock(const sigset_t *old)
+{
+	xs_spin_unlock(&g_proc->pool_lock);
+	xs_restore_signals(old);
+}
+
+int xs_buf_pool_grow(struct xs_buf *b, size_t need)
+{
+	if (!b->data) {
+		sigset_t old;
+		pool_lock(&old);
+		for (int i = 0; i < POOL_MAX; i++)
+			if (g_pool[i].data && g_pool[i].cap >= need) {
+				b->data = g_pool[i].data;
+				b->cap = g_pool[i].cap;
+				g_pool[i].data = NULL;
+				break;
+			}
+		pool_unlock(&old);
+		if (b->data)
+			return 0;
+	}
+	return xs_buf_mmap_grow(b, need);
+}
+
+void xs_buf_pool_release(struct xs_buf *b)
+{
+	if (!b->data)
+		return;
+	sigset_t old;
+	pool_lock(&old);
+	for (int i = 0; i < POOL_MAX; i++)
+		if (!g_pool[i].data) {
+			g_pool[i].data = b->data;
+			g_pool[i].cap = b->cap;
+			b->data = NULL;
+			break;
+		}
+	pool_unlock(&old);
+	xs_buf_mmap_free(b);	/* the pool is full */
+}
+

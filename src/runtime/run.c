@@ -379,13 +379,13 @@ static int run_window(const char *label, bool reset, bool by_signal)
 	int lock_fd;
 	if (xs_runtime_fd_adopt(open_run_file(), &lock_fd, 0) < 0)
 		return lock_fd;
-	struct xs_buf results = { .grow = xs_buf_mmap_grow };
-	int r = xs_buf_mmap_grow(&results, XS_RUNWIN_MAX * sizeof(struct xs_runwin_result));
+	struct xs_buf results = { .grow = xs_buf_pool_grow };
+	int r = xs_buf_pool_grow(&results, XS_RUNWIN_MAX * sizeof(struct xs_runwin_result));
 	/* by the control signal: its block on the log as a signal's always was */
 	struct self_close self = { label, reset, by_signal ? "signal" : "app", by_signal ? XS_SHOW_LOG : XS_SHOW_NONE };
 	if (r == 0) {
 		struct xs_runwin rw = {
-			.sys = rt_sys, .grow = xs_buf_mmap_grow, .release = xs_buf_mmap_free,
+			.sys = rt_sys, .grow = xs_buf_pool_grow, .release = xs_buf_pool_release,
 			.lock_fd = lock_fd, .append_fd = g_run_fd, .label = label, .reset = reset,
 			.try_lock = by_signal, .reason = self.reason, .self_pid = g_proc->pid,
 			.close_self = close_self, .arg = &self,
@@ -393,7 +393,7 @@ static int run_window(const char *label, bool reset, bool by_signal)
 		};
 		r = xs_runwin_close(&rw);
 	}
-	xs_buf_mmap_free(&results);
+	xs_buf_pool_release(&results);
 	xs_runtime_fd_close(&lock_fd);
 	return r;
 }

@@ -191,6 +191,7 @@ struct xs_process {
 	volatile int window_lock;	/* the boundaries: see windows.c */
 	volatile int devfile_lock;	/* the /dev/exitscope table: see devfile.c */
 	volatile int rewrite_lock;	/* the rewriter: see entry/rewrite.c */
+	volatile int pool_lock;		/* the buffer pool: see output.c */
 	uint64_t window_start_ns;	/* CLOCK_REALTIME */
 	uint64_t window_start_mono;
 	struct xs_counters retired;	/* reclaimed dead threads, this image */
@@ -643,6 +644,10 @@ struct xs_handoff_header {
 #define XS_HANDOFF_MAGIC 0x3166666f646e6168ULL
 int xs_buf_mmap_grow(struct xs_buf *b, size_t need);
 void xs_buf_mmap_free(struct xs_buf *b);
+/* The same, from and back to a pool of mappings (output.c): a boundary on
+ * demand makes no mmap or munmap in steady state. */
+int xs_buf_pool_grow(struct xs_buf *b, size_t need);
+void xs_buf_pool_release(struct xs_buf *b);
 /* Descriptors the program's calls must not reach as they are: the
  * runtime's own (EBADF for the program) and /dev/exitscope's (emulated). */
 #define XS_FD_WATCH_MAX (65536 + 128)	/* emulate/fds.c: ABOVE_LIMIT_MAX and room */
