@@ -6,6 +6,8 @@
  *   high FILE  the same over 1000..1099 only, then close a window through
  *              /dev/exitscope (when the table has room for it) and getppid
  *              100 times more
+ *   close FILE close every descriptor from 3 up to the soft limit, one by
+ *              one, counting which close succeeded (FILE is not used)
  * Prints what it saw; the same natively and under exitscope.
  */
 #include "tt_common.h"
@@ -32,7 +34,7 @@ static int take(const char *file, long lo, long hi)
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		say("usage: th_fd_takeover all|high FILE\n");
+		say("usage: th_fd_takeover all|high|close FILE\n");
 		return 2;
 	}
 	getrlimit(RLIMIT_NOFILE, &g_start);
@@ -57,6 +59,20 @@ int main(int argc, char **argv)
 		if (syscall(SYS_close_range, 3, ~0U, 0) != 0)
 			bad++;
 		say("%s: descriptors %ld..%ld taken, calls that failed: %d\n", argv[1], all ? 3L : 1000L, hi - 1, bad);
+		return 0;
+	}
+	if (!strcmp(argv[1], "close")) {
+		long closed = 0, ebadf = 0, other = 0;
+		for (long fd = 3; fd < (long)g_start.rlim_cur; fd++) {
+			if (close((int)fd) == 0)
+				closed++;
+			else if (errno == EBADF)
+				ebadf++;
+			else
+				other++;
+		}
+		say("close: 3..%ld: closed %ld, EBADF %ld, other %ld\n", (long)g_start.rlim_cur - 1, closed, ebadf,
+		    other);
 		return 0;
 	}
 	say("unknown mode '%s'\n", argv[1]);

@@ -257,11 +257,12 @@ void xs_runtime_fds_reset(void)
 	g_runtime_fd_count = keep;
 }
 
-/* The program cannot close the runtime's descriptors; it is told it did. */
+/* The program cannot close the runtime's descriptors: it never had them,
+ * so it gets what closing a number it does not have gets. */
 long xs_fd_close(long fd)
 {
 	if (xs_is_runtime_fd(fd))
-		return 0;
+		return -EBADF;
 	return xs_sys1(SYS_close, fd);
 }
 
