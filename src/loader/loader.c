@@ -420,38 +420,19 @@ static void build_stack(const struct initial_stack *in, const struct args_prefix
 	out->nauxv = in->nauxv;
 }
 
-/* Field n (1-based, as proc(5) counts) of /proc/self/stat, or 0. */
-static unsigned long stat_field(int n)
-{
-	char buf[1024];
-	long fd = xs_sys4(SYS_openat, AT_FDCWD, "/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return 0;
-	long got = xs_sys3(SYS_read, fd, buf, sizeof(buf) - 1);
-	xs_sys1(SYS_close, fd);
-	if (got <= 0)
-		return 0;
-	buf[got] = 0;
-	char *p = strrchr(buf, ')');	/* the name may hold anything */
-	if (!p)
-		return 0;
-	p++;
-	for (int field = 2; field < n && *p; p++)
-		if (*p == ' ')
-			field++;
-	return xs_strtoul(p, NULL, 10);
-}
-
 /* Tell the kernel where the program's code, data, arguments, environment
  * and auxv are (/proc/PID/cmdline, environ, auxv, stat read them). */
 static bool set_memory_map(const struct xs_ld_program *p, const struct new_stack *st)
 {
+	unsigned long stat[48];
+	if (!xs_self_stat(stat, 47))
+		stat[47] = 0;
 	struct prctl_mm_map m = {
 		.start_code = p->start_code,
 		.end_code = p->end_code,
 		.start_data = p->start_data,
 		.end_data = p->end_data,
-		.start_brk = stat_field(47),
+		.start_brk = stat[47],
 		.brk = (uint64_t)xs_sys1(SYS_brk, 0),
 		.start_stack = st->sp,
 		.arg_start = st->arg_start,

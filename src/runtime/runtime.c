@@ -12,6 +12,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <asm/prctl.h>
+#include <linux/prctl.h>
+#include <sys/prctl.h>
 #include "runtime/runtime.h"
 #include "runtime/profile/maps.h"
 
@@ -162,6 +164,41 @@ static void clean_environment(void)
 		*out++ = NULL;
 }
 
+/* /proc/PID/environ reads the environment area exec left, whatever the
+ * array now says: our LD_PRELOAD and exitscope's variables included. The
+ * strings stay where they are (the program's libraries may hold pointers
+ * into them); the kernel is pointed at a clean copy instead, with
+ * PR_SET_MM_MAP (no privilege needed without exe_fd) and every other bound
+ * as /proc/self/stat gives it. Only while the process has one thread: the
+ * current brk is one of those bounds, and another thread could move it
+ * meanwhile. Without CONFIG_CHECKPOINT_RESTORE the view stays as it was. */
+static void environ_view(void)
+{
+	unsigned long f[52];
+	size_t size = 0;
+	for (char **e = g_envp; *e; e++)
+		size += strlen(*e) + 1;
+	if (!size || !xs_self_stat(f, 51) || f[20] != 1 || !f[50])
+		return;
+	long copy = xs_syscall6(SYS_mmap, 0, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if ((unsigned long)copy > -4096UL)
+		return;
+	char *p = (char *)copy;
+	for (char **e = g_envp; *e; e++) {
+		size_t n = strlen(*e) + 1;
+		memcpy(p, *e, n);
+		p += n;
+	}
+	struct prctl_mm_map m = {
+		.start_code = f[26], .end_code = f[27], .start_data = f[45], .end_data = f[46],
+		.start_brk = f[47], .brk = (uint64_t)xs_sys1(SYS_brk, 0), .start_stack = f[28],
+		.arg_start = f[48], .arg_end = f[49], .env_start = (uint64_t)copy, .env_end = (uint64_t)copy + size,
+		.exe_fd = (uint32_t)-1,
+	};
+	if (xs_sys5(SYS_prctl, PR_SET_MM, PR_SET_MM_MAP, &m, sizeof(m), 0) != 0)
+		xs_sys2(SYS_munmap, copy, size);
+}
+
 /* The window that the exec closed, handed over by the old image. */
 static void take_handoff(void)
 {
@@ -227,8 +264,10 @@ void xs_runtime_start(char **envp, const struct xs_launch *launch)
 	}
 	xs_record_open();	/* a refusal is on the log; records wait in memory */
 	take_handoff();
-	if (!launch)
+	if (!launch) {
 		clean_environment();
+		environ_view();
+	}
 	if (xs_signals_init() < 0) {
 		failure = "exitscope: cannot install the SIGSYS handler; the program runs unobserved\n";
 		goto out;

@@ -269,6 +269,9 @@ void xs_usage_thread(int tid, struct xs_usage *u, char comm[16]);
  * 'Z', ...), or 0 when it is gone. */
 char xs_task_state(int tid);
 void xs_usage_init(void);
+/* Fields 1..n of /proc/self/stat, numbered as proc(5) does, into f[1..n]
+ * (the name and state as 0); false when it cannot be read. */
+bool xs_self_stat(unsigned long *f, int n);
 void xs_block_all_signals(sigset_t *old);
 void xs_restore_signals(const sigset_t *old);
 
