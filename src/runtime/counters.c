@@ -198,16 +198,26 @@ static bool slot_stack_free(const struct xs_thread *t)
 	return t->tid == 0 || xs_sys2(SYS_kill, t->tid, 0) == -ESRCH;
 }
 
-void xs_registry_lock(sigset_t *old)
+void xs_lock_blocked(volatile int *l, sigset_t *old)
 {
 	xs_block_all_signals(old);
-	xs_spin_lock(&g_proc->lock);
+	xs_spin_lock(l);
+}
+
+void xs_unlock_blocked(volatile int *l, const sigset_t *old)
+{
+	xs_spin_unlock(l);
+	xs_restore_signals(old);
+}
+
+void xs_registry_lock(sigset_t *old)
+{
+	xs_lock_blocked(&g_proc->lock, old);
 }
 
 void xs_registry_unlock(const sigset_t *old)
 {
-	xs_spin_unlock(&g_proc->lock);
-	xs_restore_signals(old);
+	xs_unlock_blocked(&g_proc->lock, old);
 }
 
 /* Dead threads keep their slots until a boundary has reported them; the

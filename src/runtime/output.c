@@ -230,23 +230,11 @@ void xs_buf_mmap_free(struct xs_buf *b)
 #define POOL_MAX 8
 static struct { char *data; size_t cap; } g_pool[POOL_MAX];
 
-static void pool_lock(sigset_t *old)
-{
-	xs_block_all_signals(old);
-	xs_spin_lock(&g_proc->pool_lock);
-}
-
-static void pool_unlock(const sigset_t *old)
-{
-	xs_spin_unlock(&g_proc->pool_lock);
-	xs_restore_signals(old);
-}
-
 int xs_buf_pool_grow(struct xs_buf *b, size_t need)
 {
 	if (!b->data) {
 		sigset_t old;
-		pool_lock(&old);
+		xs_lock_blocked(&g_proc->pool_lock, &old);
 		for (int i = 0; i < POOL_MAX; i++)
 			if (g_pool[i].data && g_pool[i].cap >= need) {
 				b->data = g_pool[i].data;
@@ -254,7 +242,7 @@ int xs_buf_pool_grow(struct xs_buf *b, size_t need)
 				g_pool[i].data = NULL;
 				break;
 			}
-		pool_unlock(&old);
+		xs_unlock_blocked(&g_proc->pool_lock, &old);
 		if (b->data)
 			return 0;
 	}
@@ -266,7 +254,7 @@ void xs_buf_pool_release(struct xs_buf *b)
 	if (!b->data)
 		return;
 	sigset_t old;
-	pool_lock(&old);
+	xs_lock_blocked(&g_proc->pool_lock, &old);
 	for (int i = 0; i < POOL_MAX; i++)
 		if (!g_pool[i].data) {
 			g_pool[i].data = b->data;
@@ -274,7 +262,7 @@ void xs_buf_pool_release(struct xs_buf *b)
 			b->data = NULL;
 			break;
 		}
-	pool_unlock(&old);
+	xs_unlock_blocked(&g_proc->pool_lock, &old);
 	xs_buf_mmap_free(b);	/* the pool is full */
 }
 

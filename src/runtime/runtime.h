@@ -274,6 +274,10 @@ void xs_usage_init(void);
 bool xs_self_stat(unsigned long *f, int n);
 void xs_block_all_signals(sigset_t *old);
 void xs_restore_signals(const sigset_t *old);
+/* A spin lock taken with every signal blocked (a handler on this thread
+ * must not find it held), and given back with the mask restored. */
+void xs_lock_blocked(volatile int *l, sigset_t *old);
+void xs_unlock_blocked(volatile int *l, const sigset_t *old);
 
 /* Counting sections, inlined into the system-call path. */
 static inline bool xs_section_enter(struct xs_thread *t)

@@ -75,8 +75,7 @@ void xs_creds_changed(struct xs_thread *t)
 	sigset_t old;
 	if (!g_creds || t->kind != XS_KIND_THREAD || !g_service_tid)
 		return;
-	xs_block_all_signals(&old);
-	xs_spin_lock(&g_creds->lock);
+	xs_lock_blocked(&g_creds->lock, &old);
 	capture(&g_creds->want);
 	/* nothing new since the set the service thread took last (glibc's
 	 * setxid broadcast makes every thread ask for the same set) */
@@ -84,8 +83,7 @@ void xs_creds_changed(struct xs_thread *t)
 		    creds_size(&g_creds->want) == creds_size(&g_creds->have) &&
 		    !memcmp(&g_creds->want, &g_creds->have, creds_size(&g_creds->want));
 	uint32_t mine = same ? g_creds->wanted : ++g_creds->wanted;
-	xs_spin_unlock(&g_creds->lock);
-	xs_restore_signals(&old);
+	xs_unlock_blocked(&g_creds->lock, &old);
 	if (same)
 		return;
 	xs_control_poke();
@@ -130,12 +128,10 @@ bool xs_creds_follow(void)
 	uint32_t wanted = __atomic_load_n(&g_creds->wanted, __ATOMIC_ACQUIRE);
 	if (wanted == g_creds->applied)
 		return false;
-	xs_block_all_signals(&old);
-	xs_spin_lock(&g_creds->lock);
+	xs_lock_blocked(&g_creds->lock, &old);
 	wanted = g_creds->wanted;
 	memcpy(&g_creds->have, &g_creds->want, creds_size(&g_creds->want));
-	xs_spin_unlock(&g_creds->lock);
-	xs_restore_signals(&old);
+	xs_unlock_blocked(&g_creds->lock, &old);
 	if (!apply(&g_creds->have))
 		xs_warn_once(&warned, "exitscope: the service thread could not take the program's new "
 				      "credentials exactly\n");

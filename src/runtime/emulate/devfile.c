@@ -32,14 +32,12 @@ static struct devfile g_files[MAX_OPEN] = {
  * held (it would spin forever, with every signal blocked). */
 static void lock(sigset_t *old)
 {
-	xs_block_all_signals(old);
-	xs_spin_lock(&g_proc->devfile_lock);
+	xs_lock_blocked(&g_proc->devfile_lock, old);
 }
 
 static void unlock(const sigset_t *old)
 {
-	xs_spin_unlock(&g_proc->devfile_lock);
-	xs_restore_signals(old);
+	xs_unlock_blocked(&g_proc->devfile_lock, old);
 }
 
 static struct devfile *find(long fd)

@@ -46,14 +46,12 @@ static volatile int g_fd_lock;
 
 static void fd_lock(sigset_t *old)
 {
-	xs_block_all_signals(old);
-	xs_spin_lock(&g_fd_lock);
+	xs_lock_blocked(&g_fd_lock, old);
 }
 
 static void fd_unlock(const sigset_t *old)
 {
-	xs_spin_unlock(&g_fd_lock);
-	xs_restore_signals(old);
+	xs_unlock_blocked(&g_fd_lock, old);
 }
 
 static long nofile(struct rlimit *rl)

@@ -95,14 +95,12 @@ static bool is_fault_signal(int sig)
 
 static void lock_actions(sigset_t *old)
 {
-	xs_block_all_signals(old);
-	xs_spin_lock(&g_proc->sigaction_lock);
+	xs_lock_blocked(&g_proc->sigaction_lock, old);
 }
 
 static void unlock_actions(const sigset_t *old)
 {
-	xs_spin_unlock(&g_proc->sigaction_lock);
-	xs_restore_signals(old);
+	xs_unlock_blocked(&g_proc->sigaction_lock, old);
 }
 
 static void signal_entry(int sig, siginfo_t *info, void *ctx);

@@ -489,8 +489,7 @@ void xs_rewrite_site(unsigned long rip, long nr, const greg_t *regs)
 	unsigned char before[5];
 	memcpy(before, b, 5);
 	sigset_t old;
-	xs_block_all_signals(&old);
-	xs_spin_lock(&g_proc->rewrite_lock);
+	xs_lock_blocked(&g_proc->rewrite_lock, &old);
 	/* another thread may have been first */
 	if (xs_copy_user(b, (const void *)(call_insn - 5), 7) == 0 && !memcmp(b, before, 5)) {
 		/* the short forms: the stub runs the instruction, then a nop
@@ -505,6 +504,5 @@ void xs_rewrite_site(unsigned long rip, long nr, const greg_t *regs)
 		if (!ok)
 			refuse(site);
 	}
-	xs_spin_unlock(&g_proc->rewrite_lock);
-	xs_restore_signals(&old);
+	xs_unlock_blocked(&g_proc->rewrite_lock, &old);
 }
