@@ -3,10 +3,8 @@
  * profiles, opened so that a planted name never redirects a write), the
  * log, and the mmap-backed buffers the runtime formats into.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>

@@ -3,10 +3,8 @@
  * variables, plus the runtime's, so that the runtime follows the program
  * into every image even when the program drops LD_PRELOAD.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>

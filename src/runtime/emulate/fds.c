@@ -4,10 +4,8 @@
  * close_range, dup2 and dup3 are emulated around them); the log, the
  * output directory and the record file go through exec to the new image.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
