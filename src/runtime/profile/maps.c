@@ -132,7 +132,7 @@ int xs_maps_walk(int (*fn)(const struct xs_map *m, void *arg), void *arg, char *
 
 	if (scratch_size < 8192)
 		return -EINVAL;
-	fd = xs_fd_make(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
+	fd = xs_sys4(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return (int)fd;
 	for (;;) {
@@ -253,7 +253,7 @@ static void map_files_path(const struct xs_map *m, char *out)
 
 static long open_ro(const char *path)
 {
-	return xs_fd_make(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY, 0);
+	return xs_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC | O_NOCTTY, 0);
 }
 
 int xs_build_id_read(const struct xs_map *m, uint8_t *id, char *scratch, size_t scratch_size)

@@ -773,7 +773,7 @@ static void feat_cstring(struct feat_out *o, const char *s)
 
 static int read_small_file(const char *path, char *buf, size_t size)
 {
-	long fd = xs_fd_make(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0), n;
+	long fd = xs_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0), n;
 	if (fd < 0)
 		return (int)fd;
 	n = xs_sys3(SYS_read, fd, buf, size - 1);
