@@ -74,16 +74,17 @@ void xs_run_config(const char *env, bool after_exec)
 
 void xs_run_env(struct xs_buf *b)
 {
-	if (g_run_fd < 0)
+	int run_fd = xs_runtime_fd_here(g_run_fd), cli_fd = xs_runtime_fd_here(g_run_cli_fd);
+	if (run_fd < 0)
 		return;
 	xs_buf_add(b, "EXITSCOPE_RUN=");
-	xs_buf_u64(b, (uint64_t)g_run_fd, 0);
+	xs_buf_u64(b, (uint64_t)run_fd, 0);
 	xs_buf_addc(b, ':');
 	xs_buf_add(b, g_run_name);
 	xs_buf_addc(b, ':');
 	xs_buf_u64(b, (uint64_t)g_run_root, 0);
 	xs_buf_add(b, g_run_log_each ? ":1:" : ":0:");
-	xs_buf_u64(b, (uint64_t)(g_run_cli_fd < 0 ? 0 : g_run_cli_fd), 0);
+	xs_buf_u64(b, (uint64_t)(cli_fd < 0 ? 0 : cli_fd), 0);
 	xs_buf_addc(b, ':');
 	xs_buf_add(b, g_run_dir);
 	xs_buf_addc(b, 0);

@@ -5,7 +5,10 @@
 #  - all: dup2 onto every descriptor up to the soft limit (the program holds
 #    the whole table), writes, close_range(3, ~0);
 #  - high: dup2 onto 1000..1099, where the runtime's descriptors sit when
-#    the limit leaves no room above it, then a window by /dev/exitscope.
+#    the limit leaves no room above it, then a window by /dev/exitscope;
+#  - close: close every number up to the limit;
+#  - spawn: posix_spawn (a child sharing our memory) with dup2 file actions
+#    onto 1000..1009; bash writes to each: the parent's records stay whole.
 # Two limits: soft below hard (the runtime's descriptors live above the
 # soft limit, out of the program's reach) and soft = hard (they live high
 # below it and are moved away when the program takes their number; with
@@ -77,6 +80,13 @@ for lim in "-Sn 1024" "-n 2048"; do
   case_run "close${lim// /}" close $lim
   same_as_native "close every descriptor, ulimit $lim"
 done
+
+case_run spawn-full spawn -n 2048
+same_as_native "spawn, soft = hard = 2048"
+expect_eq "spawn, soft = hard = 2048: the parent's exit record has its 100 getppid" "exit::100 " "$(windows)"
+expect_eq "spawn, soft = hard = 2048: the run file has the parent's start and end and the child's exec and end" \
+  "start:$xs_pid exec end end:$xs_pid " \
+  "$(jq -r 'if .pid == '"$xs_pid"' then "\(.event):\(.pid)" else .event end' "$dir/out/run-$xs_pid.jsonl" 2>&1 | tr '\n' ' ')"
 
 case_run all-full all -n 2048
 same_as_native "all, soft = hard = 2048"

@@ -8,10 +8,15 @@
  *              100 times more
  *   close FILE close every descriptor from 3 up to the soft limit, one by
  *              one, counting which close succeeded (FILE is not used)
+ *   spawn FILE posix_spawn bash with FILE on descriptors 1000..1009 (a
+ *              dup2 in a child that shares our memory), which writes to each;
+ *              then getppid 100 times
  * Prints what it saw; the same natively and under exitscope.
  */
 #include "tt_common.h"
 #include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <stdbool.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -34,7 +39,7 @@ static int take(const char *file, long lo, long hi)
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
-		say("usage: th_fd_takeover all|high|close FILE\n");
+		say("usage: th_fd_takeover all|high|close|spawn FILE\n");
 		return 2;
 	}
 	getrlimit(RLIMIT_NOFILE, &g_start);
@@ -59,6 +64,24 @@ int main(int argc, char **argv)
 		if (syscall(SYS_close_range, 3, ~0U, 0) != 0)
 			bad++;
 		say("%s: descriptors %ld..%ld taken, calls that failed: %d\n", argv[1], all ? 3L : 1000L, hi - 1, bad);
+		return 0;
+	}
+	if (!strcmp(argv[1], "spawn")) {
+		int f = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
+		posix_spawn_file_actions_t fa;
+		posix_spawn_file_actions_init(&fa);
+		for (int fd = 1000; fd < 1010; fd++)
+			posix_spawn_file_actions_adddup2(&fa, f, fd);
+		char *args[] = { "bash", "-c", "for fd in 1000 1001 1002 1003 1004 1005 1006 1007 1008 1009; do "
+				 "echo spawned $fd >&$fd; done", NULL };
+		pid_t pid;
+		int st = -1;
+		int r = posix_spawn(&pid, "/bin/bash", &fa, NULL, args, NULL);
+		if (r == 0)
+			waitpid(pid, &st, 0);
+		for (int i = 0; i < 100; i++)
+			syscall(SYS_getppid);
+		say("spawn: posix_spawn %d, child status %d\n", r, st);
 		return 0;
 	}
 	if (!strcmp(argv[1], "close")) {

@@ -128,18 +128,23 @@ int xs_exec_env(const long *envp_user, char ***out, struct xs_buf *store, int ha
 	add_var(store, ENV_PREFIX "FORMAT",
 		g_config.format == XS_FORMAT_TEXT ? "text" : g_config.format == XS_FORMAT_GRAMINE ? "gramine" : "none");
 	offs[k++] = store->len;
-	if (g_config.log_fd >= 0)
-		add_var_u64(store, ENV_PREFIX "LOG_FD", (uint64_t)g_config.log_fd);
+	/* (the numbers in this process: see xs_runtime_fd_here) */
+	int log_fd = xs_runtime_fd_here(g_config.log_fd), dir_fd = xs_runtime_fd_here(g_dir_fd);
+	int record_fd = xs_record_fd_is_callers() ? xs_runtime_fd_here(g_record_fd) : -1;
+	if (log_fd >= 0)
+		add_var_u64(store, ENV_PREFIX "LOG_FD", (uint64_t)log_fd);
 	else
 		add_var(store, ENV_PREFIX "LOG_FD", "none");
 	offs[k++] = store->len;
 	if (g_config.no_records)
 		add_var(store, ENV_PREFIX "RECORDS", "off");
-	else
-		add_var_u64(store, ENV_PREFIX "DIR_FD", (uint64_t)g_dir_fd);
-	if (xs_record_fd_is_callers()) {
+	else if (dir_fd >= 0)
+		add_var_u64(store, ENV_PREFIX "DIR_FD", (uint64_t)dir_fd);
+	else	/* the new image opens the directory by its name */
+		store->len = offs[--k];
+	if (record_fd >= 0) {
 		offs[k++] = store->len;
-		add_var_u64(store, ENV_PREFIX "RECORD_FD", (uint64_t)g_record_fd);
+		add_var_u64(store, ENV_PREFIX "RECORD_FD", (uint64_t)record_fd);
 	}
 	if (handoff_fd >= 0) {
 		offs[k++] = store->len;

@@ -180,12 +180,90 @@ struct runtime_fd {
 static struct runtime_fd g_runtime_fds[40];
 static int g_runtime_fd_count;
 
-bool xs_is_runtime_fd(long fd)
+static void lost_warning(int fd)
+{
+	static int warned;
+	char msg[256];
+	struct xs_buf b = { msg, 0, sizeof(msg), false, NULL };
+	xs_buf_add(&b, "exitscope: the program took descriptor ");
+	xs_buf_u64(&b, (uint64_t)fd, 0);
+	xs_buf_add(&b, ", one of the runtime's, and no descriptor was free to move it to: what it held "
+		       "(records, profile or control) is lost from here on\n");
+	xs_buf_addc(&b, 0);
+	xs_warn_once(&warned, msg);
+}
+
+/*
+ * A process that shares our memory (vfork, posix_spawn: XS_KIND_VMPROC)
+ * has a descriptor table of its own but our registry and owners. Its dup2
+ * onto a runtime descriptor's number moves the runtime's copy in its own
+ * table only and notes the move here, under its pid: the registry stays
+ * the parent's, the number is the program's in that child, and the child's
+ * exec hands on the moved copy (xs_runtime_fd_here). An entry is free when
+ * its pid is 0 or gone.
+ */
+#define VM_MOVED_MAX 32
+static struct { int pid, from, to; } g_vm_moved[VM_MOVED_MAX];
+static volatile int g_vm_moved_used;	/* entries ever taken: a cheap "none" */
+
+static int vm_moved_find(int pid, long fd)
+{
+	for (int i = 0; i < VM_MOVED_MAX; i++)
+		if (g_vm_moved[i].pid == pid && g_vm_moved[i].from == fd)
+			return i;
+	return -1;
+}
+
+int xs_runtime_fd_here(int fd)
+{
+	if (fd < 0 || !g_vm_moved_used)
+		return fd;
+	int i = vm_moved_find((int)xs_sys0(SYS_getpid), fd);
+	return i < 0 ? fd : g_vm_moved[i].to;
+}
+
+static bool registered(long fd)
 {
 	for (int i = 0; i < g_runtime_fd_count; i++)
 		if (g_runtime_fds[i].fd == fd)
 			return true;
 	return false;
+}
+
+bool xs_is_runtime_fd(long fd)
+{
+	return registered(fd) && (!g_vm_moved_used || vm_moved_find((int)xs_sys0(SYS_getpid), fd) < 0);
+}
+
+/* A dup2 onto fd in a process that shares our memory: the runtime's copy
+ * there, registered or moved before, goes out of the way. fd_lock held. */
+static void vm_move(long fd)
+{
+	int pid = (int)xs_sys0(SYS_getpid), slot = -1;
+	for (int i = 0; i < VM_MOVED_MAX; i++)
+		if (g_vm_moved[i].pid == pid && g_vm_moved[i].to == fd) {	/* a copy moved here before */
+			long again = dup_out_of_reach(fd, F_DUPFD_CLOEXEC);
+			g_vm_moved[i].to = again < 0 ? -1 : (int)again;
+			if (again < 0)
+				lost_warning((int)fd);
+			return;
+		}
+	if (!registered(fd) || vm_moved_find(pid, fd) >= 0)
+		return;	/* not the runtime's, or moved already: the program's number now */
+	for (int i = 0; i < VM_MOVED_MAX && slot < 0; i++)
+		if (!g_vm_moved[i].pid || xs_sys2(SYS_kill, g_vm_moved[i].pid, 0) == -ESRCH)
+			slot = i;
+	if (slot < 0) {
+		lost_warning((int)fd);	/* the child loses its copy, the parent keeps its own */
+		return;
+	}
+	long moved = dup_out_of_reach(fd, F_DUPFD_CLOEXEC);
+	if (moved < 0)
+		lost_warning((int)fd);
+	g_vm_moved[slot].from = (int)fd;
+	g_vm_moved[slot].to = moved < 0 ? -1 : (int)moved;
+	g_vm_moved[slot].pid = pid;
+	g_vm_moved_used = 1;
 }
 
 int xs_runtime_fd_adopt(long fd, int *owner, unsigned flags)
@@ -282,8 +360,9 @@ static long close_range_around(unsigned long first, unsigned long last, unsigned
 		/* the lowest runtime descriptor in [from, last] */
 		unsigned long next = ~0UL;
 		for (int i = 0; i < g_runtime_fd_count; i++) {
-			unsigned long fd = (unsigned long)g_runtime_fds[i].fd;
-			if (fd >= from && fd <= last && fd < next)
+			long here = xs_runtime_fd_here(g_runtime_fds[i].fd);
+			unsigned long fd = (unsigned long)here;
+			if (here >= 0 && fd >= from && fd <= last && fd < next)
 				next = fd;
 		}
 		if (next == ~0UL)
@@ -299,26 +378,19 @@ static long close_range_around(unsigned long first, unsigned long last, unsigned
 	}
 }
 
-static void lost_warning(int fd)
-{
-	static int warned;
-	char msg[256];
-	struct xs_buf b = { msg, 0, sizeof(msg), false, NULL };
-	xs_buf_add(&b, "exitscope: the program took descriptor ");
-	xs_buf_u64(&b, (uint64_t)fd, 0);
-	xs_buf_add(&b, ", one of the runtime's, and no descriptor was free to move it to: what it held "
-		       "(records, profile or control) is lost from here on\n");
-	xs_buf_addc(&b, 0);
-	xs_warn_once(&warned, msg);
-}
-
 /* dup2/dup3 onto a runtime descriptor: move ours out of the way first,
  * and tell its owner. With no descriptor left to move it to (the program
  * holds them all), the program's call still does what it asked: the
  * runtime loses that descriptor rather than write into the program's. */
 long xs_fd_dup_onto(long nr, const long *a)
 {
-	if (a[0] != a[1] && xs_is_runtime_fd(a[1])) {
+	struct xs_thread *self = xs_self();
+	if (a[0] != a[1] && self && self->kind == XS_KIND_VMPROC) {
+		sigset_t old;
+		fd_lock(&old);
+		vm_move(a[1]);
+		fd_unlock(&old);
+	} else if (a[0] != a[1] && xs_is_runtime_fd(a[1])) {
 		sigset_t old;
 		fd_lock(&old);
 		for (int i = 0; i < g_runtime_fd_count; i++) {
@@ -360,8 +432,8 @@ void xs_runtime_fds_for_exec(bool keep)
 	int fds[5] = { g_config.log_fd, g_dir_fd, xs_record_fd_is_callers() ? g_record_fd : -1, g_run_fd,
 		       g_run_cli_fd };
 	for (int i = 0; i < 5; i++)
-		if (fds[i] >= 0)
-			xs_sys3(SYS_fcntl, fds[i], F_SETFD, keep ? 0 : FD_CLOEXEC);
+		if (xs_runtime_fd_here(fds[i]) >= 0)
+			xs_sys3(SYS_fcntl, xs_runtime_fd_here(fds[i]), F_SETFD, keep ? 0 : FD_CLOEXEC);
 }
 
 /* The program's own RLIMIT_NOFILE calls (getrlimit, setrlimit, prlimit64
