@@ -77,6 +77,7 @@ expect_eq "high, soft = hard = 2048: the run file has its start and end" "start 
 # a program that closes every number up to its limit: EBADF for the ones
 # it does not have, the runtime's included, wherever they are
 for lim in "-Sn 1024" "-n 2048"; do
+  # shellcheck disable=SC2086  # "-Sn 1024": two words for ulimit
   case_run "close${lim// /}" close $lim
   same_as_native "close every descriptor, ulimit $lim"
 done
