@@ -58,9 +58,11 @@ def vec(c): ({exits: c.exits, enters: c.enters, sync_signals: c.sync_signals,
 def kernel: with_entries(select(.key | test("faults|preemptions")));
 def nokernel: with_entries(select(.key | test("faults|preemptions") | not));
 def pick: if $kern then kernel else nokernel end;
-def add2(a; b): reduce (b | to_entries[]) as $e (a; .[$e.key] += $e.value);
-def diff(a; b; what): ((a + b) | keys[]) as $k | select((a[$k] // 0) != (b[$k] // 0))
-    | "\(what) \($k): \(a[$k] // 0) vs \(b[$k] // 0)";
+# ($-parameters: evaluated once; a filter parameter is evaluated again at
+# every use, which made this check take minutes on a 55 MB record file)
+def add2($a; $b): reduce ($b | to_entries[]) as $e ($a; .[$e.key] += $e.value);
+def diff($a; $b; what): (($a + $b) | keys[]) as $k | select(($a[$k] // 0) != ($b[$k] // 0))
+    | "\(what) \($k): \($a[$k] // 0) vs \($b[$k] // 0)";
 . as $r | $r[-1] as $last |
   diff(reduce $r[] as $x ({}; add2(.; vec($x.window) | pick)); vec($last.total) | pick;
        "process: sum of windows vs total:"),
