@@ -1,8 +1,9 @@
 /*
  * The runtime's own file descriptors: the program may not see, close or
- * replace them (they sit high, are close-on-exec, and the program's close,
- * close_range, dup2 and dup3 are emulated around them); the log, the
- * output directory and the record file go through exec to the new image.
+ * replace them (they sit out of its reach, are close-on-exec, and the
+ * program's close, close_range, dup2 and dup3 are emulated around them);
+ * each is registered with the variable that holds it; the log, the output
+ * directory and the record file go through exec to the new image.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,10 +30,10 @@
  * ABOVE_LIMIT_MAX, or without room, the descriptors go as high as they can
  * below it instead (1000, or 24 below a smaller limit), where the program
  * could reach them and close, close_range, dup2 and dup3 are emulated
- * around them. g_fd_lock serialises that with the
- * program's own RLIMIT_NOFILE calls, which are dispatched for it
- * (xs_fd_rlimit): the program never sees the raised limit, and its own
- * change is never undone by the restore.
+ * around them. g_fd_lock serialises that with the program's own
+ * RLIMIT_NOFILE calls, which are dispatched for it (xs_fd_rlimit): the
+ * program never sees the raised limit, and its own change is never undone
+ * by the restore.
  */
 #define ABOVE_LIMIT_MAX 65536		/* a 512 KiB table */
 #define ABOVE_LIMIT_ROOM 64
