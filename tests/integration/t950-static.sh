@@ -252,6 +252,22 @@ head -c 4096 /dev/urandom | tr -d '#' >"$SCRATCH/noelf"; printf '\177ELX' | dd o
 chmod 755 "$SCRATCH/noelf"
 refused "a file that is not ELF" 126 "not an ELF executable or script" "$SCRATCH/noelf"
 
+# An exec, from a program under exitscope, of a static ELF the kernel itself
+# refuses (ENOEXEC): program headers cut short, an ET_REL type. The caller's
+# execve fails as natively (it went to exitscope-ld, which refused after a
+# successful exec: status 126).
+head -c 100 "$B/st_prog-static" >"$SCRATCH/cut"
+cp "$B/st_prog-static" "$SCRATCH/rel"; printf '\001' | dd of="$SCRATCH/rel" bs=1 seek=16 conv=notrunc 2>/dev/null
+chmod 755 "$SCRATCH/cut" "$SCRATCH/rel"
+for f in cut rel; do
+  py="import os
+try: os.execv('$SCRATCH/$f', ['$f'])
+except OSError as e: print('execve errno', e.errno)"
+  want=$(python3 -c "$py" 2>&1); got=$("$XS" run -o "$SCRATCH" --format none -- python3 -c "$py" 2>&1)
+  expect_eq "t950 exec of a static ELF the kernel refuses ($f): natively ENOEXEC (sanity)" "execve errno 8" "$want"
+  expect_eq "t950 exec of a static ELF the kernel refuses ($f): execve fails as natively" "$want" "$got"
+done
+
 # --- windows by every trigger on a static program ---
 # st_prog-static wait FILE idles until FILE exists: kill -USR1, exitscope
 # dump, --interval; then busybox sh writes to /dev/exitscope.

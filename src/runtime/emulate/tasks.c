@@ -281,12 +281,22 @@ static enum exec_route exec_route(int dirfd, const char *user_path, int flags, i
 	memcpy(&eh, head, sizeof(eh));
 	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
 		goto out;
+	/* what binfmt_elf itself refuses with ENOEXEC (type, program header
+	 * size and count, headers cut short): the exec as the program made it,
+	 * so the caller's execve fails as natively */
+	size_t phsize = (size_t)eh.e_phnum * sizeof(Elf64_Phdr);
+	if ((eh.e_type != ET_EXEC && eh.e_type != ET_DYN) || eh.e_phentsize != sizeof(Elf64_Phdr) || phsize == 0 ||
+	    phsize > 4096) {
+		route = EXEC_PRELOAD;
+		goto out;
+	}
 	route = g_config.loader[0] ? EXEC_LOADER : EXEC_UNFOLLOWED;
 	for (int i = 0; i < eh.e_phnum; i++) {
 		Elf64_Phdr ph;
-		if (xs_sys4(SYS_pread64, fd, &ph, sizeof(ph), eh.e_phoff + (uint64_t)i * eh.e_phentsize) !=
-		    sizeof(ph))
+		if (xs_sys4(SYS_pread64, fd, &ph, sizeof(ph), eh.e_phoff + (uint64_t)i * sizeof(ph)) != sizeof(ph)) {
+			route = EXEC_PRELOAD;
 			break;
+		}
 		if (ph.p_type == PT_INTERP) {
 			route = EXEC_PRELOAD;
 			break;
