@@ -286,7 +286,7 @@ static enum exec_route exec_route(int dirfd, const char *user_path, int flags, i
 	 * so the caller's execve fails as natively */
 	size_t phsize = (size_t)eh.e_phnum * sizeof(Elf64_Phdr);
 	if ((eh.e_type != ET_EXEC && eh.e_type != ET_DYN) || eh.e_phentsize != sizeof(Elf64_Phdr) || phsize == 0 ||
-	    phsize > 4096) {
+	    phsize > 65536) {
 		route = EXEC_PRELOAD;
 		goto out;
 	}
