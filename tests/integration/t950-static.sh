@@ -263,10 +263,26 @@ for f in cut rel; do
   py="import os
 try: os.execv('$SCRATCH/$f', ['$f'])
 except OSError as e: print('execve errno', e.errno)"
-  want=$(python3 -c "$py" 2>&1); got=$("$XS" run -o "$SCRATCH" --format none -- python3 -c "$py" 2>&1)
+  want=$(/usr/bin/python3 -c "$py" 2>&1); got=$("$XS" run -o "$SCRATCH" --format none -- /usr/bin/python3 -c "$py" 2>&1)
   expect_eq "t950 exec of a static ELF the kernel refuses ($f): natively ENOEXEC (sanity)" "execve errno 8" "$want"
   expect_eq "t950 exec of a static ELF the kernel refuses ($f): execve fails as natively" "$want" "$got"
 done
+# ... while one with more than a page of program headers (80, which the
+# kernel runs) still goes to exitscope-ld: its exit is on record
+/usr/bin/python3 - "$SCRATCH/many" <<'PY'
+import struct, sys
+n, base, code = 80, 0x400000, bytes([0xb8, 60, 0, 0, 0, 0xbf, 7, 0, 0, 0, 0x0f, 0x05])  # exit(7)
+off = 64 + n * 56
+eh = b"\x7fELF" + bytes([2, 1, 1, 0]) + bytes(8) + struct.pack("<HHIQQQIHHHHHH", 2, 62, 1, base + off, 64, 0, 0, 64, 56, n, 64, 0, 0)
+ph = struct.pack("<IIQQQQQQ", 1, 5, 0, base, base, off + len(code), off + len(code), 0x1000) + bytes(56 * (n - 1))
+open(sys.argv[1], "wb").write(eh + ph + code)
+PY
+chmod 755 "$SCRATCH/many"
+mkdir -p "$SCRATCH/many-out"
+"$XS" run -o "$SCRATCH/many-out" --format none -- /usr/bin/python3 -c "import os; os.execv('$SCRATCH/many', ['many'])"
+st=$?
+expect_eq "t950 exec of a static ELF with 80 program headers: its status (7) and its end on record" "7 exec:many end:many" \
+  "$st $(jq -r '"\(.event):\(.comm)"' "$SCRATCH"/many-out/run-*.jsonl 2>&1 | tail -n 2 | paste -sd ' ')"
 
 # --- windows by every trigger on a static program ---
 # st_prog-static wait FILE idles until FILE exists: kill -USR1, exitscope
