@@ -688,6 +688,8 @@ void xs_runtime_fd_close(int *owner);
 /* Runtime descriptor fd's number in the calling process: another in a
  * process sharing our memory whose dup2 moved it there, -1 if lost. */
 int xs_runtime_fd_here(int fd);
+/* That child (pid) has exec'd or exited: its moves are forgotten. */
+void xs_runtime_fds_vm_end(int pid);
 void xs_runtime_fds_reset(void);
 long xs_fd_close(long fd);
 long xs_fd_close_range(unsigned long first, unsigned long last, unsigned long flags);

@@ -201,7 +201,8 @@ static void lost_warning(int fd)
  * table only and notes the move here, under its pid: the registry stays
  * the parent's, the number is the program's in that child, and the child's
  * exec hands on the moved copy (xs_runtime_fd_here). An entry is free when
- * its pid is 0 or gone.
+ * its pid is 0 (a vfork child's, once the parent resumes: the pid may come
+ * back for another child) or gone.
  */
 #define VM_MOVED_MAX 32
 static struct { int pid, from, to; } g_vm_moved[VM_MOVED_MAX];
@@ -221,6 +222,18 @@ int xs_runtime_fd_here(int fd)
 		return fd;
 	int i = vm_moved_find((int)xs_sys0(SYS_getpid), fd);
 	return i < 0 ? fd : g_vm_moved[i].to;
+}
+
+void xs_runtime_fds_vm_end(int pid)
+{
+	if (!g_vm_moved_used || pid <= 0)
+		return;
+	sigset_t old;
+	fd_lock(&old);
+	for (int i = 0; i < VM_MOVED_MAX; i++)
+		if (g_vm_moved[i].pid == pid)
+			g_vm_moved[i].pid = 0;
+	fd_unlock(&old);
 }
 
 static bool registered(long fd)

@@ -84,6 +84,8 @@ struct xs_ret2 xs_redirect_parent(long ret)
 	 * exited by now, no longer needs its block. */
 	if (e->child && ((unsigned long)ret > -4096UL || (e->flags & CLONE_VFORK)))
 		xs_thread_free(e->child);
+	if ((e->flags & CLONE_VFORK) && (long)ret > 0)
+		xs_runtime_fds_vm_end((int)ret);
 	long slot = (unsigned long)e->nr < XS_NR_SYSCALLS ? e->nr : XS_NR_OTHER;
 	xs_count_return(t, slot, ret, e->t0);
 	xs_sys2(SYS_arch_prctl, ARCH_SET_GS, e->program_gs);	/* the parent's, as it was */
