@@ -433,14 +433,20 @@ static long read_task_file(int tid, const char *name, char *buf, size_t size)
 	return n;
 }
 
+long xs_read_proc(const char *path, char *out, size_t size)
+{
+	long fd = xs_fd_make(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return fd;
+	long n = xs_sys3(SYS_read, fd, out, size);
+	xs_sys1(SYS_close, fd);
+	return n;
+}
+
 bool xs_self_stat(unsigned long *f, int n)
 {
 	char buf[1024];
-	long fd = xs_fd_make(SYS_openat, AT_FDCWD, "/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return false;
-	long got = xs_sys3(SYS_read, fd, buf, sizeof(buf) - 1);
-	xs_sys1(SYS_close, fd);
+	long got = xs_read_proc("/proc/self/stat", buf, sizeof(buf) - 1);
 	if (got <= 0)
 		return false;
 	buf[got] = 0;

@@ -90,20 +90,9 @@ void xs_run_env(struct xs_buf *b)
 	xs_buf_addc(b, 0);
 }
 
-/* Up to size bytes of a /proc file of this process; its length or -errno. */
-static long read_proc(const char *path, char *out, size_t size)
-{
-	long fd = xs_fd_make(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return fd;
-	long n = xs_sys3(SYS_read, fd, out, size);
-	xs_sys1(SYS_close, fd);
-	return n;
-}
-
 void xs_run_comm(char comm[17])
 {
-	long n = read_proc("/proc/self/comm", comm, 16);
+	long n = xs_read_proc("/proc/self/comm", comm, 16);
 	comm[n > 0 ? n : 0] = 0;
 	if (n > 0 && comm[n - 1] == '\n')
 		comm[n - 1] = 0;
@@ -117,7 +106,7 @@ static void add_names(struct xs_buf *b)
 	xs_run_comm(comm);
 	xs_buf_add(b, ", \"comm\": ");
 	xs_buf_json_str(b, comm);
-	long n = read_proc("/proc/self/cmdline", cmd, sizeof(cmd) - 1);
+	long n = xs_read_proc("/proc/self/cmdline", cmd, sizeof(cmd) - 1);
 	cmd[n > 0 ? n : 0] = 0;
 	xs_buf_add(b, ", \"title\": ");
 	xs_buf_json_str(b, cmd);
@@ -149,7 +138,7 @@ static void say_image(const char *event)
 	xs_buf_add(&b, ", \"argv\": [");
 	/* the argv as the kernel holds it, cut to keep the line whole */
 	char args[2048];
-	n = read_proc("/proc/self/cmdline", args, sizeof(args));
+	n = xs_read_proc("/proc/self/cmdline", args, sizeof(args));
 	bool cut = n == (long)sizeof(args);
 	for (long i = 0, first = 1; i < n;) {
 		long len = (long)strnlen(args + i, (size_t)(n - i));

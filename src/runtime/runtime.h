@@ -269,8 +269,11 @@ void xs_usage_thread(int tid, struct xs_usage *u, char comm[16]);
  * 'Z', ...), or 0 when it is gone. */
 char xs_task_state(int tid);
 void xs_usage_init(void);
+/* Up to size bytes of a /proc file of this process (made when the program
+ * holds every descriptor, see xs_fd_make); its length or -errno. */
+long xs_read_proc(const char *path, char *out, size_t size);
 /* Fields 1..n of /proc/self/stat, numbered as proc(5) does, into f[1..n]
- * (the name and state as 0); false when it cannot be read. */
+ * (the pid, name and state as 0); false when it cannot be read. */
 bool xs_self_stat(unsigned long *f, int n);
 void xs_block_all_signals(sigset_t *old);
 void xs_restore_signals(const sigset_t *old);
@@ -681,7 +684,8 @@ long xs_fd_make_call(long nr, long a0, long a1, long a2, long a3);
  * or a negative errno. */
 #define XS_FD_FORK_SHARED 1u	/* a fork child keeps the parent's copy */
 int xs_runtime_fd_adopt(long fd, int *owner, unsigned flags);
-/* No longer the runtime's (the caller closes it); *owner = -1. */
+/* No longer the runtime's: *owner keeps the number, for the caller to
+ * close. */
 void xs_runtime_fd_forget(int *owner);
 /* Forget and close; *owner = -1. */
 void xs_runtime_fd_close(int *owner);

@@ -107,7 +107,7 @@ if wait_for "$dir.stdout" '^ready'; then
   # reset every ~0.2 s in the background (a command waits for its window, and
   # must not hold back the signals)
   signals=0 groups=0 cmds=0 cmdpids=()
-  end=$((SECONDS + STRESS_SECONDS - 3))	# bash's clock: no fork per round; the last command 2 s or more before the end
+  end=$((SECONDS + STRESS_SECONDS - 2))	# bash's clock: no fork per round
   for ((i = 0; SECONDS < end; i++)); do
     for _ in 1 2 3 4; do kill -USR1 "$pid" 2>/dev/null && signals=$((signals + 1)); done
     if ((i % 25 == 12)); then kill -USR1 -- "-$pid" 2>/dev/null && groups=$((groups + 1)); fi

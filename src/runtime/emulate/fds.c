@@ -313,15 +313,14 @@ void xs_runtime_fd_forget(int *owner)
 	fd_lock(&old);
 	forget_locked(*owner);
 	fd_unlock(&old);
-	*owner = -1;
 }
 
 void xs_runtime_fd_close(int *owner)
 {
-	int fd = *owner;
 	xs_runtime_fd_forget(owner);
-	if (fd >= 0)
-		xs_sys1(SYS_close, fd);
+	if (*owner >= 0)
+		xs_sys1(SYS_close, *owner);
+	*owner = -1;
 }
 
 /* In a fork child the runtime's descriptors are the parent's copies: the

@@ -365,11 +365,7 @@ void xs_profile_open_window(uint32_t seq)
 	}
 
 	char cmdline[4096];
-	long n = 0, fd = xs_fd_make(SYS_openat, AT_FDCWD, "/proc/self/cmdline", O_RDONLY | O_CLOEXEC, 0);
-	if (fd >= 0) {
-		n = xs_sys3(SYS_read, fd, cmdline, sizeof(cmdline));
-		xs_sys1(SYS_close, fd);
-	}
+	long n = xs_read_proc("/proc/self/cmdline", cmdline, sizeof(cmdline));
 	struct xs_perf_config cfg = {
 		.sample_type = g_config.profile == XS_PROFILE_FP    ? XS_PERF_SAMPLE_FP
 			     : g_config.profile == XS_PROFILE_DWARF ? XS_PERF_SAMPLE_DWARF
@@ -414,9 +410,7 @@ bool xs_profile_close_window(char name[64], uint64_t *samples)
 	*samples = xs_perf_samples(&p->file);
 	/* the runtime's no more just before it is closed (a number freed
 	 * while still listed would be hidden from the program) */
-	int fd = p->file.fd;
 	xs_runtime_fd_forget(&p->file.fd);
-	p->file.fd = fd;
 	int r = xs_perf_close(&p->file);
 	p->open = false;
 	memcpy(name, p->name, 64);
